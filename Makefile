@@ -1,0 +1,64 @@
+# pg_dio: PGXS build.  PG_CONFIG may be given; otherwise the PostgreSQL 18
+# found by test/scripts/pg_config.sh (PATH, then the project venv) is used.
+#
+#   make demo     set up, build, install, run the demo on a throwaway cluster
+#   make test     set up, build, install, run every test suite
+#   make bench    the benchmark suite (see test/bench/)
+#   make cluster / make cluster-stop   a throwaway cluster for a human
+
+EXTENSION  = pg_dio
+EXTVERSION = $(shell sed -n "s/^default_version *= *'\([^']*\)'.*/\1/p" $(EXTENSION).control)
+MODULE_big = pg_dio
+OBJS       = $(patsubst %.c,%.o,$(wildcard src/*.c))
+DATA       = src/pg_dio--1.0.sql
+PGFILEDESC = "pg_dio - direct I/O reads, index prefetch and AIO diagnostics"
+
+# pg_regress suites (sql/ + expected/), run by test/run_tests.sh against a
+# throwaway cluster with pg_dio preloaded.
+REGRESS    = setup guc engine faults views bad_input cancel
+
+PG_CPPFLAGS += -DPG_DIO_VERSION=\"$(EXTVERSION)\" -Wall -Wextra \
+	-Wno-unused-parameter  # PostgreSQL headers and callback signatures
+ifeq ($(CI),true)
+PG_CPPFLAGS += -Werror
+endif
+SHLIB_LINK += -luring
+
+PG_CONFIG ?= $(shell test/scripts/pg_config.sh 2>/dev/null)
+
+ifneq ($(PG_CONFIG),)
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+# The PyPI build of PostgreSQL was compiled with a newer gcc than Debian 12's:
+# drop the warning options this compiler does not know.
+CC_UNKNOWN_FLAGS := $(shell for f in -Wmissing-variable-declarations; do \
+	echo 'int x;' | $(CC) $$f -x c -c -o /dev/null - 2>/dev/null || echo $$f; done)
+override CFLAGS := $(filter-out $(CC_UNKNOWN_FLAGS),$(CFLAGS))
+else
+all install installcheck:
+	@echo "pg_dio: no PostgreSQL 18 found; run 'make demo', 'make test' or test/setup.sh first" >&2; exit 1
+endif
+
+.PHONY: setup demo test bench cluster cluster-stop
+
+setup:
+	test/setup.sh
+
+demo: setup
+	$(MAKE) PG_CONFIG=$$(test/scripts/pg_config.sh) install
+	test/demo.sh
+
+test: setup
+	$(MAKE) PG_CONFIG=$$(test/scripts/pg_config.sh) install
+	test/run_tests.sh $(REGRESS)
+
+bench: setup
+	$(MAKE) PG_CONFIG=$$(test/scripts/pg_config.sh) install
+	test/bench/run.sh
+
+cluster: setup
+	$(MAKE) PG_CONFIG=$$(test/scripts/pg_config.sh) install
+	@test/cluster.sh start manual
+
+cluster-stop:
+	@test/cluster.sh stop manual

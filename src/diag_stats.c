@@ -1,0 +1,327 @@
+/*-------------------------------------------------------------------------
+ *
+ * diag_stats.c
+ *	  pg_dio's statistics in shared memory: one slot per PGPROC with the
+ *	  read engine's counters, histograms and the registry of its in-flight
+ *	  reads, plus the totals of backends that have exited.
+ *
+ * Locking and lifetime rules:
+ *	- A slot (indexed by MyProcNumber) is written only by the process that
+ *	  owns it, between dio_stats_begin_write() and dio_stats_end_write(),
+ *	  which bump the slot's changecount around the change (odd while a change
+ *	  is under way) inside a critical section.  Readers copy the slot and
+ *	  retry until the count was even and unchanged; writers never wait.
+ *	- The totals of exited backends, the reset generation and the reset
+ *	  time are protected by the spinlock 'mutex'.
+ *	- A reset cannot touch other processes' slots (one writer each): it bumps
+ *	  the reset generation; a slot whose reset_gen is older shows zeros to
+ *	  readers, and its owner zeroes its counters at its next write.
+ *	- A process attaches its slot on first use of the engine and detaches in
+ *	  a before_shmem_exit callback, folding its counters into the totals.
+ *	  Nothing here stores a process-local pointer in shared memory.
+ *
+ * Copyright (c) 2026, pg_dio developers
+ *
+ * IDENTIFICATION
+ *	  src/diag_stats.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+
+#include "pg_dio.h"
+
+typedef struct DioShared
+{
+	slock_t		mutex;
+	pg_atomic_uint64 reset_gen;
+	TimestampTz stats_reset;
+	DioCounters exited;			/* folded in by exiting processes */
+	int			nslots;
+	DioBackendSlot slots[FLEXIBLE_ARRAY_MEMBER];
+} DioShared;
+
+static DioShared *dio_shared = NULL;
+DioBackendSlot *dio_my_slot = NULL;
+
+static int
+dio_stats_slot_count(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS;
+}
+
+static Size
+dio_stats_shmem_size(void)
+{
+	return add_size(offsetof(DioShared, slots),
+					mul_size(dio_stats_slot_count(), sizeof(DioBackendSlot)));
+}
+
+/* Called from the shmem_request_hook. */
+void
+dio_stats_shmem_request(void)
+{
+	RequestAddinShmemSpace(dio_stats_shmem_size());
+}
+
+/* Called from the shmem_startup_hook, after the previous hook. */
+void
+dio_stats_shmem_startup(void)
+{
+	bool		found;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	dio_shared = ShmemInitStruct("pg_dio stats", dio_stats_shmem_size(), &found);
+	if (!found)
+	{
+		memset(dio_shared, 0, dio_stats_shmem_size());
+		SpinLockInit(&dio_shared->mutex);
+		pg_atomic_init_u64(&dio_shared->reset_gen, 1);
+		dio_shared->stats_reset = GetCurrentTimestamp();	/* no lock needed yet */
+		dio_shared->nslots = dio_stats_slot_count();
+		for (int i = 0; i < dio_shared->nslots; i++)
+			dio_shared->slots[i].reset_gen = 1;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+bool
+dio_stats_available(void)
+{
+	return dio_shared != NULL;
+}
+
+/* Raise the documented error when the library was not preloaded. */
+void
+dio_stats_require(void)
+{
+	if (dio_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_dio must be loaded via shared_preload_libraries")));
+}
+
+static void
+dio_counters_add(DioCounters *dst, const DioCounters *src)
+{
+	const uint64 *s = (const uint64 *) src;
+	uint64	   *d = (uint64 *) dst;
+
+	StaticAssertStmt(sizeof(DioCounters) % sizeof(uint64) == 0,
+					 "DioCounters must be made of uint64 only");
+	for (size_t i = 0; i < sizeof(DioCounters) / sizeof(uint64); i++)
+	{
+		/* max_inflight is a maximum, not a sum */
+		if (&d[i] == &dst->max_inflight)
+			d[i] = Max(d[i], s[i]);
+		else
+			d[i] += s[i];
+	}
+}
+
+/* before_shmem_exit: fold our counters into the totals, free the slot. */
+static void
+dio_stats_detach(int code, Datum arg)
+{
+	DioBackendSlot *slot = dio_my_slot;
+
+	if (slot == NULL)
+		return;
+
+	SpinLockAcquire(&dio_shared->mutex);
+	if (slot->reset_gen == pg_atomic_read_u64(&dio_shared->reset_gen))
+		dio_counters_add(&dio_shared->exited, &slot->c);
+	SpinLockRelease(&dio_shared->mutex);
+
+	dio_stats_begin_write();
+	memset(&slot->c, 0, sizeof(slot->c));
+	slot->ninflight = 0;
+	memset(slot->inflight, 0, sizeof(slot->inflight));
+	slot->pid = 0;
+	slot->userid = InvalidOid;
+	dio_stats_end_write();
+	dio_my_slot = NULL;
+}
+
+/*
+ * Take this process's slot.  Called once per process, on first use of the
+ * engine; must run before the engine registers its own exit callback, so the
+ * engine drains (and updates the slot) before the slot is folded.
+ */
+void
+dio_stats_attach(void)
+{
+	DioBackendSlot *slot;
+
+	dio_stats_require();
+	if (dio_my_slot != NULL)
+		return;
+	if (MyProcNumber < 0 || MyProcNumber >= dio_shared->nslots)
+		elog(ERROR, "pg_dio: process number %d out of range", MyProcNumber);
+
+	slot = &dio_shared->slots[MyProcNumber];
+	dio_my_slot = slot;
+	dio_stats_begin_write();
+	memset(&slot->c, 0, sizeof(slot->c));
+	slot->ninflight = 0;
+	memset(slot->inflight, 0, sizeof(slot->inflight));
+	slot->pid = MyProcPid;
+	slot->userid = GetSessionUserId();
+	dio_stats_end_write();
+
+	before_shmem_exit(dio_stats_detach, (Datum) 0);
+}
+
+/*
+ * Start changing our slot.  No ERROR may be raised until
+ * dio_stats_end_write(): this is a critical section.
+ */
+void
+dio_stats_begin_write(void)
+{
+	DioBackendSlot *slot = dio_my_slot;
+	uint64		gen;
+
+	START_CRIT_SECTION();
+	slot->changecount++;
+	pg_write_barrier();
+
+	/* apply a reset that happened since our last write */
+	gen = pg_atomic_read_u64(&dio_shared->reset_gen);
+	if (slot->reset_gen != gen)
+	{
+		memset(&slot->c, 0, sizeof(slot->c));
+		slot->reset_gen = gen;
+	}
+}
+
+void
+dio_stats_end_write(void)
+{
+	DioBackendSlot *slot = dio_my_slot;
+
+	pg_write_barrier();
+	slot->changecount++;
+	Assert((slot->changecount & 1) == 0);
+	END_CRIT_SECTION();
+}
+
+int
+dio_stats_lat_bucket(uint64 us)
+{
+	int			b = 0;
+
+	while (us > 1 && b < DIO_LAT_BUCKETS - 1)
+	{
+		us >>= 1;
+		b++;
+	}
+	return b;
+}
+
+int
+dio_stats_size_bucket(uint64 bytes)
+{
+	int			b = 0;
+	uint64		lim = (uint64) BLCKSZ * 2;
+
+	while (bytes >= lim && b < DIO_SIZE_BUCKETS - 1)
+	{
+		lim <<= 1;
+		b++;
+	}
+	return b;
+}
+
+/* Count blocks a caller used directly and blocks it had to read buffered. */
+void
+dio_stats_count_blocks(uint64 ndirect, DioFallback reason, uint64 nfallback)
+{
+	if (dio_my_slot == NULL || (ndirect == 0 && nfallback == 0))
+		return;
+	dio_stats_begin_write();
+	dio_my_slot->c.blocks_direct += ndirect;
+	dio_my_slot->c.blocks_fallback[reason] += nfallback;
+	dio_stats_end_write();
+}
+
+/* ---------- readers ---------- */
+
+int
+dio_stats_nslots(void)
+{
+	dio_stats_require();
+	return dio_shared->nslots;
+}
+
+/*
+ * Copy slot 'procno' consistently.  Returns false if it is not in use.
+ * Counters from before the last reset read as zero.
+ */
+bool
+dio_stats_read_slot(int procno, DioBackendSlot *copy)
+{
+	volatile DioBackendSlot *slot = &dio_shared->slots[procno];
+
+	for (;;)
+	{
+		uint32		before = slot->changecount;
+		uint32		after;
+
+		pg_read_barrier();
+		memcpy(copy, (const DioBackendSlot *) slot, sizeof(DioBackendSlot));
+		pg_read_barrier();
+		after = slot->changecount;
+		if (before == after && (before & 1) == 0)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (copy->pid == 0)
+		return false;
+	if (copy->reset_gen != pg_atomic_read_u64(&dio_shared->reset_gen))
+		memset(&copy->c, 0, sizeof(copy->c));
+	return true;
+}
+
+void
+dio_stats_read_exited(DioCounters *totals)
+{
+	SpinLockAcquire(&dio_shared->mutex);
+	memcpy(totals, &dio_shared->exited, sizeof(DioCounters));
+	SpinLockRelease(&dio_shared->mutex);
+}
+
+void
+dio_stats_reset(void)
+{
+	TimestampTz now = GetCurrentTimestamp();
+
+	SpinLockAcquire(&dio_shared->mutex);
+	memset(&dio_shared->exited, 0, sizeof(DioCounters));
+	pg_atomic_fetch_add_u64(&dio_shared->reset_gen, 1);
+	dio_shared->stats_reset = now;
+	SpinLockRelease(&dio_shared->mutex);
+}
+
+TimestampTz
+dio_stats_reset_time(void)
+{
+	TimestampTz t;
+
+	SpinLockAcquire(&dio_shared->mutex);
+	t = dio_shared->stats_reset;
+	SpinLockRelease(&dio_shared->mutex);
+	return t;
+}
+
+void
+dio_stats_add_counters(DioCounters *dst, const DioCounters *src)
+{
+	dio_counters_add(dst, src);
+}

@@ -1,0 +1,1067 @@
+/*-------------------------------------------------------------------------
+ *
+ * io_engine.c
+ *	  pg_dio's read engine: O_DIRECT reads of relation segment files through
+ *	  a per-process io_uring ring into private, aligned memory.
+ *
+ * A caller opens a stream on one relation fork, submits runs of consecutive
+ * blocks (never across a segment boundary, at most io_size bytes) and takes
+ * the completed runs back in submission order.  Blocks the engine could not
+ * read -- io_uring or O_DIRECT unavailable, EIO, end of file, no fd -- are
+ * reported with a reason; the caller reads those through the buffer manager.
+ * The engine never raises an ERROR for an I/O fault.
+ *
+ * Lifetime rules:
+ *	- The ring, the streams and every buffer the kernel may write into belong
+ *	  to the engine (TopMemoryContext and anonymous mmap), never to executor
+ *	  memory, which is freed before resource owners are released on abort.
+ *	- A buffer whose read is in flight is never freed or reused until its
+ *	  completion has been reaped.  Streams are registered with the current
+ *	  resource owner; on abort its release callback cancels and reaps the
+ *	  stream's reads (without raising errors or checking interrupts) before
+ *	  the buffers and fds are given back.  A before_shmem_exit callback does
+ *	  the same for every stream at process exit, then closes the ring.
+ *	- If the ring itself fails in a way that leaves the state of reads
+ *	  unknown, the engine marks itself broken and leaks the buffers instead
+ *	  of risking the kernel writing into reused memory.
+ *	- Segment files are opened O_RDONLY | O_DIRECT by the engine itself,
+ *	  counted with AcquireExternalFD(), and closed only when no read on them
+ *	  is pending.
+ *
+ * Copyright (c) 2026, pg_dio developers
+ *
+ * IDENTIFICATION
+ *	  src/io_engine.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <liburing.h>
+
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "portability/instr_time.h"
+#include "storage/fd.h"
+#include "storage/ipc.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+#include "utils/wait_event.h"
+
+#include "pg_dio.h"
+
+#if PG_O_DIRECT == 0
+#error "pg_dio needs O_DIRECT"
+#endif
+
+#define DIO_MAX_STREAMS		64
+#define DIO_MAX_SEGFDS		16
+#define DIO_RING_ENTRIES	512
+#define DIO_WAIT_TIMEOUT_MS 10
+#define DIO_MAX_STALLS		4
+
+/* user_data: kind << 32 | stream << 16 | request */
+#define DIO_UD_READ		0
+#define DIO_UD_TIMEOUT	1
+#define DIO_UD_CANCEL	2
+#define DIO_UD(kind, stream, req) \
+	(((uint64) (kind) << 32) | ((uint64) (stream) << 16) | (uint64) (req))
+
+typedef enum DioReqState
+{
+	DIO_REQ_FREE,
+	DIO_REQ_INFLIGHT,			/* owned by the kernel */
+	DIO_REQ_DONE,				/* completed, not yet handed out */
+	DIO_REQ_HELD,				/* handed to the caller */
+} DioReqState;
+
+typedef struct DioReq
+{
+	DioReqState state;
+	BlockNumber first;
+	int			nblocks;
+	int			segfd;			/* index into the stream's fd cache */
+	off_t		offset;			/* file offset of block 'first' */
+	uint32		len;			/* bytes wanted */
+	uint32		done;			/* bytes read so far (aligned) */
+	int			stalls;			/* short reads without progress */
+	bool		short_injected;
+	bool		failed;
+	DioFallback reason;
+	int			reg;			/* in-flight registry entry, or -1 */
+	instr_time	started;
+	struct __kernel_timespec delay;
+	char	   *buf;
+	int			buf_index;		/* registered buffer index, or -1 */
+} DioReq;
+
+typedef struct DioSegFd
+{
+	BlockNumber segno;
+	int			fd;
+	int			pending;		/* reads in flight on it */
+} DioSegFd;
+
+struct DioStream
+{
+	bool		in_use;
+	int			index;
+	uint32		generation;
+	RelFileLocator locator;
+	ForkNumber	fork;
+	ResourceOwner owner;
+
+	/* buffers */
+	bool		primary;		/* using the registered pool */
+	char	   *mem;
+	size_t		mem_size;
+	int			nreqs;
+	uint32		req_bytes;
+	DioReq		reqs[DIO_MAX_QUEUE_DEPTH];
+
+	/* requests in submission order */
+	int			fifo[DIO_MAX_QUEUE_DEPTH];
+	int			fifo_head;
+	int			fifo_count;
+	int			ninflight;
+
+	DioSegFd	fds[DIO_MAX_SEGFDS];
+	int			nfds;
+
+	bool		unusable;		/* every read fails with unusable_reason */
+	DioFallback unusable_reason;
+	bool		odirect_refused;
+};
+
+/* the ring */
+static struct io_uring dio_ring;
+static int	dio_ring_state = 0;	/* 0 untried, 1 ok, -1 unavailable */
+static bool dio_broken = false;
+static int	dio_sq_pending = 0;	/* prepared SQEs not yet submitted */
+static int	dio_total_inflight = 0;
+
+/* the registered pool */
+static char *dio_pool_mem = NULL;
+static size_t dio_pool_size = 0;
+static int	dio_pool_nreqs = 0;
+static uint32 dio_pool_req_bytes = 0;
+static bool dio_pool_registered = false;
+static bool dio_pool_in_use = false;
+
+static DioStream *dio_streams[DIO_MAX_STREAMS];
+static uint32 dio_stream_generation = 0;
+static bool dio_engine_ready = false;
+static uint32 dio_wait_event = 0;
+static bool dio_fallback_logged[DIO_NUM_FALLBACK];
+
+const char *const dio_fallback_names[DIO_NUM_FALLBACK] = {
+	[DIO_FB_IO_ERROR] = "io_error",
+	[DIO_FB_NO_URING] = "no_uring",
+	[DIO_FB_NO_ODIRECT] = "no_odirect",
+	[DIO_FB_NO_FD] = "no_fd",
+	[DIO_FB_VERIFY] = "verify",
+};
+
+static void dio_resowner_release(Datum res);
+static char *dio_resowner_print(Datum res);
+
+static const ResourceOwnerDesc dio_resowner_desc = {
+	.name = "pg_dio read stream",
+	.release_phase = RESOURCE_RELEASE_BEFORE_LOCKS,
+	.release_priority = RELEASE_PRIO_FIRST,
+	.ReleaseResource = dio_resowner_release,
+	.DebugPrint = dio_resowner_print,
+};
+
+static void dio_engine_shutdown(int code, Datum arg);
+static void dio_stream_teardown(DioStream *s);
+
+/*
+ * Say once per process why blocks are being read through the buffer manager.
+ */
+void
+dio_note_fallback(DioFallback reason, const char *detail)
+{
+	if (dio_fallback_logged[reason])
+		return;
+	dio_fallback_logged[reason] = true;
+	ereport(LOG,
+			(errmsg("pg_dio: %s; reading through the buffer manager instead", detail),
+			 errdetail("Further fallbacks of this kind (%s) in this process are counted, not logged.",
+					   dio_fallback_names[reason])));
+}
+
+static void
+dio_engine_init(void)
+{
+	if (dio_engine_ready)
+		return;
+	/* stats first: its exit callback must run after ours (LIFO) */
+	dio_stats_attach();
+	before_shmem_exit(dio_engine_shutdown, (Datum) 0);
+	dio_wait_event = WaitEventExtensionNew("PgDioRead");
+	dio_engine_ready = true;
+}
+
+/* Create the ring with the cheapest flags this kernel accepts. */
+static bool
+dio_ring_ensure(void)
+{
+	static const unsigned flag_sets[] = {
+#if defined(IORING_SETUP_SINGLE_ISSUER) && defined(IORING_SETUP_DEFER_TASKRUN)
+		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+#endif
+#ifdef IORING_SETUP_COOP_TASKRUN
+		IORING_SETUP_COOP_TASKRUN,
+#endif
+		0
+	};
+	int			ret = -ENOSYS;
+
+	if (dio_ring_state != 0)
+		return dio_ring_state > 0;
+
+	for (size_t i = 0; i < lengthof(flag_sets); i++)
+	{
+		struct io_uring_params p;
+
+		memset(&p, 0, sizeof(p));
+		p.flags = flag_sets[i];
+		ret = io_uring_queue_init_params(DIO_RING_ENTRIES, &dio_ring, &p);
+		if (ret == 0)
+			break;
+		if (ret != -EINVAL)
+			break;
+	}
+	if (ret == 0)
+	{
+		dio_ring_state = 1;
+		return true;
+	}
+
+	dio_ring_state = -1;
+	{
+		char		msg[256];
+
+		snprintf(msg, sizeof(msg), "io_uring is unavailable (%s)%s",
+				 strerror(-ret),
+				 ret == -EPERM ? ", see /proc/sys/kernel/io_uring_disabled" : "");
+		dio_note_fallback(DIO_FB_NO_URING, msg);
+	}
+	return false;
+}
+
+/*
+ * (Re)build the registered pool for the current settings.  Only called when
+ * no stream uses it, so no read can target it.
+ */
+static bool
+dio_pool_prepare(int nreqs, uint32 req_bytes)
+{
+	size_t		size = (size_t) nreqs * req_bytes;
+	struct iovec iov[DIO_MAX_QUEUE_DEPTH];
+	char	   *mem;
+
+	Assert(!dio_pool_in_use);
+	if (dio_pool_mem != NULL && dio_pool_nreqs == nreqs &&
+		dio_pool_req_bytes == req_bytes)
+		return true;
+
+	if (dio_pool_mem != NULL)
+	{
+		if (dio_pool_registered)
+			io_uring_unregister_buffers(&dio_ring);
+		munmap(dio_pool_mem, dio_pool_size);
+		dio_pool_mem = NULL;
+		dio_pool_registered = false;
+	}
+
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return false;
+	dio_pool_mem = mem;
+	dio_pool_size = size;
+	dio_pool_nreqs = nreqs;
+	dio_pool_req_bytes = req_bytes;
+
+	for (int i = 0; i < nreqs; i++)
+	{
+		iov[i].iov_base = mem + (size_t) i * req_bytes;
+		iov[i].iov_len = req_bytes;
+	}
+	/* may fail on RLIMIT_MEMLOCK: then reads use unregistered buffers */
+	dio_pool_registered = (io_uring_register_buffers(&dio_ring, iov, nreqs) == 0);
+	if (!dio_pool_registered)
+		elog(DEBUG1, "pg_dio: could not register I/O buffers; using unregistered reads");
+	return true;
+}
+
+static DioStream *
+dio_stream_alloc(void)
+{
+	for (int i = 0; i < DIO_MAX_STREAMS; i++)
+	{
+		if (dio_streams[i] == NULL)
+		{
+			dio_streams[i] = MemoryContextAllocZero(TopMemoryContext, sizeof(DioStream));
+			dio_streams[i]->index = i;
+		}
+		if (!dio_streams[i]->in_use)
+			return dio_streams[i];
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("pg_dio: too many concurrent read streams (at most %d)",
+					DIO_MAX_STREAMS)));
+	return NULL;				/* keep compiler quiet */
+}
+
+/*
+ * Open a stream on a fork of a permanent or unlogged relation.  Never fails
+ * for lack of io_uring or O_DIRECT: such a stream completes every read at once
+ * with the reason, and the caller falls back.
+ */
+DioStream *
+dio_stream_begin(Relation rel, ForkNumber fork)
+{
+	DioStream  *s;
+	int			nreqs = pg_dio_queue_depth;
+	uint32		req_bytes = (uint32) pg_dio_io_size_kb * 1024;
+
+	Assert(!RelationUsesLocalBuffers(rel));
+	dio_engine_init();
+
+	ResourceOwnerEnlarge(CurrentResourceOwner);
+	s = dio_stream_alloc();
+
+	s->generation = ++dio_stream_generation;
+	s->locator = rel->rd_locator;
+	s->fork = fork;
+	s->nreqs = nreqs;
+	s->req_bytes = req_bytes;
+	s->fifo_head = s->fifo_count = 0;
+	s->ninflight = 0;
+	s->nfds = 0;
+	s->unusable = false;
+	s->odirect_refused = false;
+	s->primary = false;
+	s->mem = NULL;
+	s->mem_size = 0;
+
+	if (pg_dio_inject_fault == DIO_FAULT_RING_SETUP)
+	{
+		s->unusable = true;
+		s->unusable_reason = DIO_FB_NO_URING;
+		dio_note_fallback(DIO_FB_NO_URING, "io_uring setup failed (injected fault)");
+	}
+	else if (dio_broken || !dio_ring_ensure())
+	{
+		s->unusable = true;
+		s->unusable_reason = DIO_FB_NO_URING;
+	}
+	else if (!dio_pool_in_use && dio_pool_prepare(nreqs, req_bytes))
+	{
+		s->primary = true;
+		dio_pool_in_use = true;
+		s->mem = dio_pool_mem;
+	}
+	else
+	{
+		/* a nested stream: private, unregistered buffers */
+		size_t		size = (size_t) nreqs * req_bytes;
+		char	   *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+							   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (mem == MAP_FAILED)
+		{
+			s->unusable = true;
+			s->unusable_reason = DIO_FB_IO_ERROR;
+			dio_note_fallback(DIO_FB_IO_ERROR, "could not allocate I/O buffers");
+		}
+		else
+		{
+			s->mem = mem;
+			s->mem_size = size;
+		}
+	}
+
+	for (int i = 0; i < nreqs; i++)
+	{
+		DioReq	   *r = &s->reqs[i];
+
+		memset(r, 0, sizeof(*r));
+		r->state = DIO_REQ_FREE;
+		r->reg = -1;
+		r->buf = s->mem ? s->mem + (size_t) i * req_bytes : NULL;
+		r->buf_index = (s->primary && dio_pool_registered) ? i : -1;
+	}
+
+	s->in_use = true;
+	s->owner = CurrentResourceOwner;
+	ResourceOwnerRemember(s->owner, Int64GetDatum(((int64) s->generation << 16) | s->index),
+						  &dio_resowner_desc);
+	return s;
+}
+
+int
+dio_stream_max_blocks(DioStream *s)
+{
+	return s->req_bytes / BLCKSZ;
+}
+
+bool
+dio_stream_can_submit(DioStream *s)
+{
+	return s->fifo_count < s->nreqs;
+}
+
+static void
+dio_flush(void)
+{
+	int			ret;
+
+	if (dio_sq_pending == 0)
+		return;
+	do
+	{
+		ret = io_uring_submit(&dio_ring);
+	} while (ret == -EINTR || ret == -EAGAIN);
+	dio_stats_begin_write();
+	dio_my_slot->c.submit_calls++;
+	dio_stats_end_write();
+	if (ret < 0)
+	{
+		/* the SQEs may or may not have been consumed: we cannot know */
+		dio_broken = true;
+		elog(LOG, "pg_dio: io_uring_submit failed: %s; engine disabled in this process",
+			 strerror(-ret));
+	}
+	dio_sq_pending = 0;
+}
+
+static struct io_uring_sqe *
+dio_get_sqe(void)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&dio_ring);
+
+	if (sqe == NULL)
+	{
+		dio_flush();
+		sqe = io_uring_get_sqe(&dio_ring);
+	}
+	return sqe;
+}
+
+/* Queue the (rest of the) read of request r. */
+static void
+dio_req_prep(DioStream *s, DioReq *r)
+{
+	int			slot = r - s->reqs;
+	struct io_uring_sqe *sqe;
+	int			fd = s->fds[r->segfd].fd;
+
+	/* a linked pair must not straddle a submission */
+	if (io_uring_sq_space_left(&dio_ring) < 2)
+		dio_flush();
+
+	if (pg_dio_inject_fault == DIO_FAULT_DELAY && pg_dio_inject_delay_ms > 0)
+	{
+		r->delay.tv_sec = pg_dio_inject_delay_ms / 1000;
+		r->delay.tv_nsec = (long long) (pg_dio_inject_delay_ms % 1000) * 1000000;
+		sqe = dio_get_sqe();
+		io_uring_prep_timeout(sqe, &r->delay, 0, 0);
+		sqe->flags |= IOSQE_IO_HARDLINK;
+		io_uring_sqe_set_data64(sqe, DIO_UD(DIO_UD_TIMEOUT, s->index, slot));
+		dio_sq_pending++;
+	}
+
+	sqe = dio_get_sqe();
+	if (r->buf_index >= 0)
+		io_uring_prep_read_fixed(sqe, fd, r->buf + r->done, r->len - r->done,
+								 r->offset + r->done, r->buf_index);
+	else
+		io_uring_prep_read(sqe, fd, r->buf + r->done, r->len - r->done,
+						   r->offset + r->done);
+	io_uring_sqe_set_data64(sqe, DIO_UD(DIO_UD_READ, s->index, slot));
+	dio_sq_pending++;
+}
+
+/*
+ * Return the index of the fd cache entry for segment 'segno', opening the
+ * segment file O_DIRECT if needed; -1 with *reason set if we cannot.
+ */
+static int
+dio_stream_segfd(DioStream *s, BlockNumber segno, DioFallback *reason)
+{
+	RelPathStr	path;
+	char		segpath[MAXPGPATH];
+	int			fd;
+	int			victim = -1;
+
+	for (int i = 0; i < s->nfds; i++)
+		if (s->fds[i].fd >= 0 && s->fds[i].segno == segno)
+			return i;
+
+	if (s->odirect_refused || pg_dio_inject_fault == DIO_FAULT_ODIRECT_EINVAL)
+	{
+		*reason = DIO_FB_NO_ODIRECT;
+		if (!s->odirect_refused)
+			dio_note_fallback(DIO_FB_NO_ODIRECT, "O_DIRECT refused (injected fault)");
+		s->odirect_refused = true;
+		return -1;
+	}
+
+	/*
+	 * Pick an entry: a free one, a new one, or one without pending reads.
+	 * Entries never move: in-flight requests refer to them by index.
+	 */
+	for (int i = 0; i < s->nfds && victim < 0; i++)
+		if (s->fds[i].fd < 0)
+			victim = i;
+	if (victim < 0 && s->nfds < DIO_MAX_SEGFDS)
+	{
+		victim = s->nfds++;
+		s->fds[victim].fd = -1;
+	}
+	for (int i = 0; i < s->nfds && victim < 0; i++)
+		if (s->fds[i].pending == 0)
+			victim = i;
+	if (victim < 0)
+	{
+		*reason = DIO_FB_NO_FD;
+		dio_note_fallback(DIO_FB_NO_FD, "too many segment files with reads in flight");
+		return -1;
+	}
+	if (s->fds[victim].fd >= 0)
+	{
+		/* queued reads must reach the kernel before their fd is closed */
+		dio_flush();
+		close(s->fds[victim].fd);
+		ReleaseExternalFD();
+		s->fds[victim].fd = -1;
+	}
+	s->fds[victim].pending = 0;
+
+	if (!AcquireExternalFD())
+	{
+		*reason = DIO_FB_NO_FD;
+		dio_note_fallback(DIO_FB_NO_FD, "out of file descriptors");
+		return -1;
+	}
+
+	path = relpathperm(s->locator, s->fork);
+	if (segno > 0)
+		snprintf(segpath, sizeof(segpath), "%s.%u", path.str, segno);
+	else
+		strlcpy(segpath, path.str, sizeof(segpath));
+
+	fd = open(segpath, O_RDONLY | PG_O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+	{
+		int			save_errno = errno;
+		char		msg[MAXPGPATH + 128];
+
+		ReleaseExternalFD();
+		if (save_errno == EINVAL)
+		{
+			s->odirect_refused = true;
+			*reason = DIO_FB_NO_ODIRECT;
+			snprintf(msg, sizeof(msg), "O_DIRECT refused for \"%s\"", segpath);
+			dio_note_fallback(DIO_FB_NO_ODIRECT, msg);
+		}
+		else
+		{
+			*reason = (save_errno == EMFILE || save_errno == ENFILE) ?
+				DIO_FB_NO_FD : DIO_FB_IO_ERROR;
+			snprintf(msg, sizeof(msg), "could not open \"%s\": %s",
+					 segpath, strerror(save_errno));
+			dio_note_fallback(*reason, msg);
+		}
+		return -1;
+	}
+
+	s->fds[victim].segno = segno;
+	s->fds[victim].fd = fd;
+	return victim;
+}
+
+/* Record a request's end in the stats; it no longer belongs to the kernel. */
+static void
+dio_req_finish(DioStream *s, DioReq *r, bool failed, DioFallback reason)
+{
+	instr_time	now;
+	uint64		us;
+	bool		was_inflight = (r->state == DIO_REQ_INFLIGHT);
+
+	r->failed = failed;
+	r->reason = reason;
+	r->state = DIO_REQ_DONE;
+
+	if (!was_inflight)
+		return;
+
+	s->ninflight--;
+	dio_total_inflight--;
+	s->fds[r->segfd].pending--;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, r->started);
+	us = INSTR_TIME_GET_MICROSEC(now);
+
+	dio_stats_begin_write();
+	dio_my_slot->c.reads_completed++;
+	dio_my_slot->c.bytes_read += r->done;
+	if (failed)
+		dio_my_slot->c.errors++;
+	dio_my_slot->c.lat_hist[dio_stats_lat_bucket(us)]++;
+	dio_my_slot->c.size_hist[dio_stats_size_bucket(r->len)]++;
+	if (r->reg >= 0)
+	{
+		dio_my_slot->inflight[r->reg].used = false;
+		dio_my_slot->ninflight--;
+		r->reg = -1;
+	}
+	dio_stats_end_write();
+}
+
+/* Handle one completion.  Never raises an error. */
+static void
+dio_handle_cqe(uint64 ud, int res)
+{
+	DioStream  *s;
+	DioReq	   *r;
+	uint32		remaining;
+
+	if ((ud >> 32) != DIO_UD_READ)
+		return;					/* delay timeouts and cancels */
+
+	s = dio_streams[(ud >> 16) & 0xFFFF];
+	r = &s->reqs[ud & 0xFFFF];
+	Assert(s->in_use && r->state == DIO_REQ_INFLIGHT);
+	remaining = r->len - r->done;
+
+	/* injected faults act on real completions */
+	if (res > 0 && pg_dio_inject_fault == DIO_FAULT_EIO)
+		res = -EIO;
+	if (res > 0 && pg_dio_inject_fault == DIO_FAULT_SHORT_READ &&
+		!r->short_injected && (uint32) res == remaining &&
+		remaining >= 2 * PG_IO_ALIGN_SIZE)
+	{
+		r->short_injected = true;
+		res = (remaining / 2) & ~(PG_IO_ALIGN_SIZE - 1);
+	}
+
+	if (res == -EINTR || res == -EAGAIN)
+	{
+		if (!dio_broken)
+		{
+			dio_req_prep(s, r);
+			return;
+		}
+		res = -EIO;
+	}
+
+	if (res < 0)
+	{
+		if (res == -EINVAL)
+		{
+			s->odirect_refused = true;
+			dio_note_fallback(DIO_FB_NO_ODIRECT, "O_DIRECT read refused (EINVAL)");
+			dio_req_finish(s, r, true, DIO_FB_NO_ODIRECT);
+		}
+		else
+		{
+			if (res != -ECANCELED)
+			{
+				char		msg[128];
+
+				snprintf(msg, sizeof(msg), "direct read failed: %s", strerror(-res));
+				dio_note_fallback(DIO_FB_IO_ERROR, msg);
+			}
+			dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
+		}
+		return;
+	}
+	if (res == 0)
+	{
+		dio_note_fallback(DIO_FB_IO_ERROR, "direct read hit end of file");
+		dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
+		return;
+	}
+	if ((uint32) res >= remaining)
+	{
+		r->done = r->len;
+		dio_req_finish(s, r, false, DIO_FB_IO_ERROR);
+		return;
+	}
+
+	/* short read: keep what is aligned, read the rest again */
+	{
+		uint32		newdone = (r->done + res) & ~(PG_IO_ALIGN_SIZE - 1);
+
+		dio_stats_begin_write();
+		dio_my_slot->c.short_reads++;
+		dio_stats_end_write();
+
+		if (newdone <= r->done && ++r->stalls > DIO_MAX_STALLS)
+		{
+			dio_note_fallback(DIO_FB_IO_ERROR, "direct read made no progress");
+			dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
+			return;
+		}
+		r->done = Max(r->done, newdone);
+		if (dio_broken)
+			dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
+		else
+			dio_req_prep(s, r);
+	}
+}
+
+/*
+ * Wait up to DIO_WAIT_TIMEOUT_MS for completions and handle all that are
+ * there.  Never raises an error; returns false if the ring failed.
+ */
+static bool
+dio_wait_and_reap(bool count_wait)
+{
+	struct io_uring_cqe *cqe;
+	struct __kernel_timespec ts = {0, DIO_WAIT_TIMEOUT_MS * 1000000LL};
+	instr_time	start,
+				end;
+	int			ret;
+	unsigned	head;
+	unsigned	n = 0;
+
+	dio_flush();
+	if (dio_broken)
+		return false;
+
+	INSTR_TIME_SET_CURRENT(start);
+	pgstat_report_wait_start(dio_wait_event);
+	ret = io_uring_wait_cqe_timeout(&dio_ring, &cqe, &ts);
+	pgstat_report_wait_end();
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+
+	if (count_wait)
+	{
+		dio_stats_begin_write();
+		dio_my_slot->c.wait_calls++;
+		dio_my_slot->c.wait_time_us += INSTR_TIME_GET_MICROSEC(end);
+		dio_stats_end_write();
+	}
+
+	if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN)
+	{
+		dio_broken = true;
+		elog(LOG, "pg_dio: waiting for io_uring completions failed: %s; engine disabled in this process",
+			 strerror(-ret));
+		return false;
+	}
+
+	io_uring_for_each_cqe(&dio_ring, head, cqe)
+	{
+		dio_handle_cqe(io_uring_cqe_get_data64(cqe), cqe->res);
+		n++;
+	}
+	io_uring_cq_advance(&dio_ring, n);
+	return true;
+}
+
+/*
+ * Queue the read of blocks [first, first + nblocks), all in one segment and
+ * at most dio_stream_max_blocks().  Requires dio_stream_can_submit().
+ */
+void
+dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
+{
+	DioReq	   *r = NULL;
+	int			slot;
+	DioFallback reason = DIO_FB_IO_ERROR;
+	BlockNumber segno = first / RELSEG_SIZE;
+
+	if (!dio_stream_can_submit(s) || nblocks <= 0 ||
+		nblocks > dio_stream_max_blocks(s) ||
+		(first + nblocks - 1) / RELSEG_SIZE != segno)
+		elog(ERROR, "pg_dio: invalid read request (%u, %d)", first, nblocks);
+
+	for (slot = 0; slot < s->nreqs; slot++)
+		if (s->reqs[slot].state == DIO_REQ_FREE)
+		{
+			r = &s->reqs[slot];
+			break;
+		}
+	Assert(r != NULL);
+
+	r->first = first;
+	r->nblocks = nblocks;
+	r->len = (uint32) nblocks * BLCKSZ;
+	r->done = 0;
+	r->stalls = 0;
+	r->short_injected = false;
+	r->offset = (off_t) (first % RELSEG_SIZE) * BLCKSZ;
+	r->segfd = -1;
+	s->fifo[(s->fifo_head + s->fifo_count) % s->nreqs] = slot;
+	s->fifo_count++;
+
+	if (s->unusable)
+		reason = s->unusable_reason;
+	else if (dio_broken)
+		reason = DIO_FB_NO_URING;
+	else
+		r->segfd = dio_stream_segfd(s, segno, &reason);
+
+	if (r->segfd < 0)
+	{
+		r->state = DIO_REQ_DONE;
+		r->failed = true;
+		r->reason = reason;
+		return;
+	}
+
+	r->state = DIO_REQ_INFLIGHT;
+	s->fds[r->segfd].pending++;
+	s->ninflight++;
+	dio_total_inflight++;
+	INSTR_TIME_SET_CURRENT(r->started);
+
+	dio_stats_begin_write();
+	dio_my_slot->c.reads_submitted++;
+	if ((uint64) dio_total_inflight > dio_my_slot->c.max_inflight)
+		dio_my_slot->c.max_inflight = dio_total_inflight;
+	r->reg = -1;
+	for (int i = 0; i < DIO_MAX_INFLIGHT; i++)
+	{
+		DioInflight *e = &dio_my_slot->inflight[i];
+
+		if (!e->used)
+		{
+			e->used = true;
+			e->locator = s->locator;
+			e->fork = s->fork;
+			e->first = first;
+			e->nblocks = nblocks;
+			e->bytes = r->len;
+			e->submitted = GetCurrentTimestamp();
+			dio_my_slot->ninflight++;
+			r->reg = i;
+			break;
+		}
+	}
+	dio_stats_end_write();
+
+	dio_req_prep(s, r);
+}
+
+/*
+ * Hand out the oldest submitted read once it has completed.  Waits (and
+ * stays cancellable) while it is in flight.  Returns false if nothing is
+ * pending.  The caller gives the run back with dio_stream_release().
+ */
+bool
+dio_stream_next(DioStream *s, DioRun *run)
+{
+	DioReq	   *r;
+	int			slot;
+
+	if (s->fifo_count == 0)
+		return false;
+	slot = s->fifo[s->fifo_head];
+	r = &s->reqs[slot];
+
+	while (r->state == DIO_REQ_INFLIGHT)
+	{
+		if (!dio_wait_and_reap(true))
+		{
+			/*
+			 * The ring failed: we no longer know what the kernel does with
+			 * this stream's buffers.  Give them up for good.
+			 */
+			ereport(ERROR,
+					(errcode(ERRCODE_IO_ERROR),
+					 errmsg("pg_dio: io_uring failed while reads were in flight")));
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	s->fifo_head = (s->fifo_head + 1) % s->nreqs;
+	s->fifo_count--;
+	r->state = DIO_REQ_HELD;
+
+	run->first = r->first;
+	run->nblocks = r->nblocks;
+	run->nvalid = r->failed ? (int) (r->done / BLCKSZ) : r->nblocks;
+	run->reason = r->reason;
+	run->issued = (r->segfd >= 0);
+	run->data = r->buf;
+	run->slot = slot;
+	return true;
+}
+
+void
+dio_stream_release(DioStream *s, DioRun *run)
+{
+	DioReq	   *r = &s->reqs[run->slot];
+
+	Assert(r->state == DIO_REQ_HELD);
+	r->state = DIO_REQ_FREE;
+}
+
+/*
+ * Cancel and reap every read of the stream.  Runs in abort and exit paths:
+ * no ERROR, no interrupt processing.  Returns false if the ring failed and
+ * reads may still be owned by the kernel.
+ */
+static bool
+dio_stream_drain(DioStream *s)
+{
+	if (s->ninflight == 0)
+		return true;
+	if (dio_broken)
+		return false;
+
+	for (int i = 0; i < s->nreqs; i++)
+	{
+		DioReq	   *r = &s->reqs[i];
+		struct io_uring_sqe *sqe;
+
+		if (r->state != DIO_REQ_INFLIGHT)
+			continue;
+		if (io_uring_sq_space_left(&dio_ring) < 2)
+			dio_flush();
+		sqe = dio_get_sqe();
+		if (sqe == NULL)
+			break;				/* the reads still complete on their own */
+		io_uring_prep_cancel64(sqe, DIO_UD(DIO_UD_TIMEOUT, s->index, i), 0);
+		io_uring_sqe_set_data64(sqe, DIO_UD(DIO_UD_CANCEL, s->index, i));
+		dio_sq_pending++;
+		sqe = dio_get_sqe();
+		if (sqe == NULL)
+			break;
+		io_uring_prep_cancel64(sqe, DIO_UD(DIO_UD_READ, s->index, i), 0);
+		io_uring_sqe_set_data64(sqe, DIO_UD(DIO_UD_CANCEL, s->index, i));
+		dio_sq_pending++;
+	}
+
+	while (s->ninflight > 0)
+	{
+		if (!dio_wait_and_reap(false))
+			return false;
+	}
+	return true;
+}
+
+/* Give back everything a drained stream holds.  No ERROR. */
+static void
+dio_stream_teardown(DioStream *s)
+{
+	if (!dio_stream_drain(s))
+	{
+		/* leak the buffers: the kernel may still write into them */
+		s->in_use = false;
+		if (s->primary)
+		{
+			dio_pool_mem = NULL;	/* never reused nor unmapped */
+			dio_pool_in_use = false;
+		}
+		return;
+	}
+
+	for (int i = 0; i < s->nfds; i++)
+	{
+		if (s->fds[i].fd < 0)
+			continue;
+		close(s->fds[i].fd);
+		ReleaseExternalFD();
+	}
+	s->nfds = 0;
+
+	for (int i = 0; i < s->nreqs; i++)
+		s->reqs[i].state = DIO_REQ_FREE;
+	s->fifo_head = s->fifo_count = 0;
+
+	if (s->primary)
+		dio_pool_in_use = false;
+	else if (s->mem != NULL)
+		munmap(s->mem, s->mem_size);
+	s->mem = NULL;
+	s->in_use = false;
+}
+
+void
+dio_stream_end(DioStream *s)
+{
+	ResourceOwnerForget(s->owner,
+						Int64GetDatum(((int64) s->generation << 16) | s->index),
+						&dio_resowner_desc);
+	dio_stream_teardown(s);
+}
+
+static DioStream *
+dio_stream_from_datum(Datum res)
+{
+	int64		v = DatumGetInt64(res);
+	int			index = (int) (v & 0xFFFF);
+	uint32		generation = (uint32) (v >> 16);
+	DioStream  *s;
+
+	if (index < 0 || index >= DIO_MAX_STREAMS)
+		return NULL;
+	s = dio_streams[index];
+	if (s == NULL || !s->in_use || s->generation != generation)
+		return NULL;
+	return s;
+}
+
+/* Resource owner release (abort, or a stream its user forgot to end). */
+static void
+dio_resowner_release(Datum res)
+{
+	DioStream  *s = dio_stream_from_datum(res);
+
+	if (s != NULL)
+		dio_stream_teardown(s);
+}
+
+static char *
+dio_resowner_print(Datum res)
+{
+	DioStream  *s = dio_stream_from_datum(res);
+
+	if (s == NULL)
+		return pstrdup("pg_dio read stream (already closed)");
+	return psprintf("pg_dio read stream on relation %u fork %d", s->locator.relNumber, s->fork);
+}
+
+/* before_shmem_exit: drain every stream, close the ring. */
+static void
+dio_engine_shutdown(int code, Datum arg)
+{
+	bool		all_drained = true;
+
+	for (int i = 0; i < DIO_MAX_STREAMS; i++)
+	{
+		DioStream  *s = dio_streams[i];
+
+		if (s != NULL && s->in_use)
+		{
+			dio_stream_teardown(s);
+			if (s->ninflight > 0)
+				all_drained = false;
+		}
+	}
+	if (dio_ring_state > 0 && all_drained && !dio_broken)
+	{
+		io_uring_queue_exit(&dio_ring);
+		dio_ring_state = 0;
+		if (dio_pool_mem != NULL)
+			munmap(dio_pool_mem, dio_pool_size);
+		dio_pool_mem = NULL;
+	}
+	dio_engine_ready = false;
+}

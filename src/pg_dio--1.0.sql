@@ -1,0 +1,202 @@
+/* src/pg_dio--1.0.sql */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION pg_dio" to load this file. \quit
+
+--
+-- The read engine's workout: read (and verify) a relation fork with O_DIRECT.
+--
+CREATE FUNCTION pg_dio_read(rel regclass, fork text DEFAULT 'main',
+    OUT blocks bigint,
+    OUT bytes bigint,
+    OUT reads bigint,
+    OUT avg_read_bytes bigint,
+    OUT direct_blocks bigint,
+    OUT fallback_blocks bigint,
+    OUT fallback_reasons jsonb,
+    OUT checksum_failures bigint,
+    OUT elapsed_ms double precision,
+    OUT mb_per_s double precision)
+RETURNS record
+AS 'MODULE_PATHNAME', 'pg_dio_read'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION pg_dio_read(regclass, text) IS
+'reads every block of a relation fork with O_DIRECT through io_uring and verifies it, bypassing shared buffers and the OS cache';
+
+--
+-- Statistics
+--
+CREATE FUNCTION pg_dio_backend_stats(pid integer DEFAULT NULL,
+    OUT pid integer,
+    OUT backend_type text,
+    OUT reads_submitted bigint,
+    OUT reads_completed bigint,
+    OUT bytes_read bigint,
+    OUT blocks_direct bigint,
+    OUT blocks_fallback bigint,
+    OUT fallback_io_error bigint,
+    OUT fallback_no_uring bigint,
+    OUT fallback_no_odirect bigint,
+    OUT fallback_no_fd bigint,
+    OUT fallback_verify bigint,
+    OUT errors bigint,
+    OUT short_reads bigint,
+    OUT submit_calls bigint,
+    OUT wait_calls bigint,
+    OUT wait_time_ms double precision,
+    OUT max_inflight bigint,
+    OUT reads_in_flight integer)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_dio_backend_stats'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION pg_dio_cluster_stats(
+    OUT reads_submitted bigint,
+    OUT reads_completed bigint,
+    OUT bytes_read bigint,
+    OUT blocks_direct bigint,
+    OUT blocks_fallback bigint,
+    OUT fallback_io_error bigint,
+    OUT fallback_no_uring bigint,
+    OUT fallback_no_odirect bigint,
+    OUT fallback_no_fd bigint,
+    OUT fallback_verify bigint,
+    OUT errors bigint,
+    OUT short_reads bigint,
+    OUT submit_calls bigint,
+    OUT wait_calls bigint,
+    OUT wait_time_ms double precision,
+    OUT max_inflight bigint,
+    OUT reads_in_flight integer,
+    OUT stats_reset timestamptz)
+RETURNS record
+AS 'MODULE_PATHNAME', 'pg_dio_cluster_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION pg_dio_histogram(pid integer DEFAULT NULL,
+    OUT pid integer,
+    OUT kind text,
+    OUT bucket integer,
+    OUT lower_bound bigint,
+    OUT upper_bound bigint,
+    OUT count bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_dio_histogram'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION pg_dio_inflight(
+    OUT pid integer,
+    OUT io_id integer,
+    OUT reltablespace oid,
+    OUT reldatabase oid,
+    OUT relfilenode oid,
+    OUT fork text,
+    OUT block bigint,
+    OUT blocks integer,
+    OUT bytes bigint,
+    OUT submitted_at timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_dio_inflight'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION pg_dio_stats_reset()
+RETURNS void
+AS 'MODULE_PATHNAME', 'pg_dio_stats_reset'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+-- Resolve a relation from its file's tablespace and relfilenode, when it
+-- lives in the current database (or is shared).
+CREATE FUNCTION pg_dio_relation(spc oid, db oid, filenode oid)
+RETURNS regclass
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+    SELECT CASE
+        WHEN $2 = 0 OR $2 = d.oid THEN
+            pg_catalog.pg_filenode_relation(
+                CASE WHEN $1 = d.dattablespace THEN 0 ELSE $1 END, $3)
+        END
+    FROM pg_catalog.pg_database d
+    WHERE d.datname = pg_catalog.current_database()
+$$;
+
+--
+-- Views
+--
+
+-- I/Os in flight: core's (pg_aios) and pg_dio's direct reads.
+CREATE VIEW pg_stat_aios AS
+    SELECT 'pg_dio'::text AS source,
+           f.pid,
+           f.io_id,
+           'SUBMITTED'::text AS state,
+           'read'::text AS operation,
+           @extschema@.pg_dio_relation(f.reltablespace, f.reldatabase, f.relfilenode) AS relation,
+           f.fork,
+           f.block,
+           f.blocks,
+           f.bytes,
+           pg_catalog.clock_timestamp() - f.submitted_at AS age
+      FROM @extschema@.pg_dio_inflight() f
+    UNION ALL
+    SELECT 'core'::text,
+           a.pid,
+           a.io_id,
+           a.state,
+           a.operation,
+           @extschema@.pg_dio_relation(
+               CASE WHEN p.file LIKE 'global/%' THEN 1664::oid
+                    WHEN p.file LIKE 'pg_tblspc/%' THEN
+                        pg_catalog.substring(p.file, '^pg_tblspc/(\d+)/')::oid
+                    ELSE (SELECT dattablespace FROM pg_catalog.pg_database
+                           WHERE datname = pg_catalog.current_database())
+               END,
+               CASE WHEN p.file LIKE 'global/%' THEN 0::oid
+                    ELSE pg_catalog.substring(p.file, '(\d+)/\d+(?:_[a-z]+)?$')::oid
+               END,
+               pg_catalog.substring(p.file, '(\d+)(?:_[a-z]+)?$')::oid),
+           CASE WHEN p.file IS NULL THEN NULL
+                ELSE coalesce(pg_catalog.substring(p.file, '_([a-z]+)$'), 'main')
+           END,
+           pg_catalog.substring(a.target_desc, 'blocks? (\d+)')::bigint,
+           (a.length / pg_catalog.current_setting('block_size')::int)::int,
+           a.length,
+           NULL::interval
+      FROM pg_catalog.pg_aios a,
+           LATERAL (SELECT pg_catalog.substring(a.target_desc, 'file "([^"]*)"') AS file) p;
+
+-- Per backend: pg_dio's counters beside core's per-backend I/O totals.
+CREATE VIEW pg_stat_aio_backends AS
+    SELECT s.*,
+           io.reads AS core_reads,
+           io.read_bytes AS core_read_bytes,
+           io.read_time AS core_read_time,
+           io.hits AS core_hits,
+           io.writes AS core_writes,
+           io.write_bytes AS core_write_bytes
+      FROM @extschema@.pg_dio_backend_stats() s
+      LEFT JOIN LATERAL (
+           SELECT sum(b.reads)::bigint AS reads,
+                  sum(b.read_bytes)::bigint AS read_bytes,
+                  sum(b.read_time) AS read_time,
+                  sum(b.hits)::bigint AS hits,
+                  sum(b.writes)::bigint AS writes,
+                  sum(b.write_bytes)::bigint AS write_bytes
+             FROM pg_catalog.pg_stat_get_backend_io(s.pid) b
+            WHERE s.reads_submitted IS NOT NULL) io ON true;
+
+-- Latency (microseconds) and read-size (bytes) histograms, per backend and
+-- cluster-wide (pid IS NULL).
+CREATE VIEW pg_stat_aio_histogram AS
+    SELECT * FROM @extschema@.pg_dio_histogram();
+
+--
+-- Privileges, the way core's statistics views have them: pg_aios (and so
+-- pg_stat_aios) is for pg_read_all_stats; the others are public but show
+-- other roles' backends' details only with pg_read_all_stats.
+--
+REVOKE ALL ON pg_stat_aios FROM PUBLIC;
+GRANT SELECT ON pg_stat_aios TO pg_read_all_stats;
+GRANT SELECT ON pg_stat_aio_backends TO PUBLIC;
+GRANT SELECT ON pg_stat_aio_histogram TO PUBLIC;
+REVOKE ALL ON FUNCTION pg_dio_stats_reset() FROM PUBLIC;

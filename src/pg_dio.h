@@ -1,0 +1,160 @@
+/*-------------------------------------------------------------------------
+ *
+ * pg_dio.h
+ *	  Declarations shared by pg_dio's source files: settings, the read
+ *	  engine's interface and the per-backend statistics in shared memory.
+ *
+ * Copyright (c) 2026, pg_dio developers
+ *
+ * IDENTIFICATION
+ *	  src/pg_dio.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PG_DIO_H
+#define PG_DIO_H
+
+#include "common/relpath.h"
+#include "port/atomics.h"
+#include "storage/block.h"
+#include "storage/relfilelocator.h"
+#include "utils/rel.h"
+#include "utils/timestamp.h"
+
+/* ---------- settings (pg_dio.c) ---------- */
+
+typedef enum DioFault
+{
+	DIO_FAULT_NONE,
+	DIO_FAULT_EIO,
+	DIO_FAULT_SHORT_READ,
+	DIO_FAULT_RING_SETUP,
+	DIO_FAULT_ODIRECT_EINVAL,
+	DIO_FAULT_DELAY,
+} DioFault;
+
+extern PGDLLIMPORT int pg_dio_queue_depth;
+extern PGDLLIMPORT int pg_dio_io_size_kb;
+extern PGDLLIMPORT int pg_dio_inject_fault;
+extern PGDLLIMPORT int pg_dio_inject_delay_ms;
+
+#define DIO_MAX_QUEUE_DEPTH		128
+#define DIO_MIN_IO_SIZE_KB		(BLCKSZ / 1024)
+#define DIO_MAX_IO_SIZE_KB		1024
+
+/* ---------- why a block went through the buffer manager ---------- */
+
+typedef enum DioFallback
+{
+	DIO_FB_IO_ERROR,			/* EIO, end of file, any other read error */
+	DIO_FB_NO_URING,			/* io_uring unavailable (ENOSYS, EPERM, ...) */
+	DIO_FB_NO_ODIRECT,			/* O_DIRECT refused (EINVAL) */
+	DIO_FB_NO_FD,				/* out of file descriptors */
+	DIO_FB_VERIFY,				/* the page read failed verification */
+} DioFallback;
+
+#define DIO_NUM_FALLBACK (DIO_FB_VERIFY + 1)
+
+extern const char *const dio_fallback_names[DIO_NUM_FALLBACK];
+
+/* ---------- statistics in shared memory (diag_stats.c) ---------- */
+
+/* latency: bucket i counts reads of [2^i, 2^(i+1)) us, bucket 0 also < 1 us */
+#define DIO_LAT_BUCKETS		25
+/* size: bucket i counts reads of [8kB * 2^i, 8kB * 2^(i+1)) bytes */
+#define DIO_SIZE_BUCKETS	8
+/* in-flight registry entries per backend */
+#define DIO_MAX_INFLIGHT	256
+
+typedef struct DioCounters
+{
+	uint64		reads_submitted;
+	uint64		reads_completed;
+	uint64		bytes_read;
+	uint64		blocks_direct;
+	uint64		blocks_fallback[DIO_NUM_FALLBACK];
+	uint64		errors;
+	uint64		short_reads;
+	uint64		submit_calls;
+	uint64		wait_calls;
+	uint64		wait_time_us;
+	uint64		max_inflight;
+	uint64		lat_hist[DIO_LAT_BUCKETS];
+	uint64		size_hist[DIO_SIZE_BUCKETS];
+} DioCounters;
+
+typedef struct DioInflight
+{
+	bool		used;
+	RelFileLocator locator;
+	ForkNumber	fork;
+	BlockNumber first;
+	int32		nblocks;
+	uint32		bytes;
+	TimestampTz submitted;
+} DioInflight;
+
+/*
+ * One slot per PGPROC (MyProcNumber).  Only the owning process writes it,
+ * inside a changecount section; readers copy it and retry until they saw an
+ * even, unchanged count.
+ */
+typedef struct DioBackendSlot
+{
+	volatile uint32 changecount;
+	int			pid;			/* 0: slot not in use */
+	Oid			userid;
+	uint64		reset_gen;		/* last cluster reset this slot applied */
+	DioCounters c;
+	int			ninflight;
+	DioInflight inflight[DIO_MAX_INFLIGHT];
+} DioBackendSlot;
+
+extern DioBackendSlot *dio_my_slot;
+
+extern void dio_stats_shmem_request(void);
+extern void dio_stats_shmem_startup(void);
+extern bool dio_stats_available(void);
+extern void dio_stats_require(void);
+extern void dio_stats_attach(void);
+extern void dio_stats_begin_write(void);
+extern void dio_stats_end_write(void);
+extern int	dio_stats_lat_bucket(uint64 us);
+extern int	dio_stats_size_bucket(uint64 bytes);
+extern void dio_stats_count_blocks(uint64 ndirect, DioFallback reason,
+								   uint64 nfallback);
+
+/* read-side API for the SQL functions (diag_views.c) */
+extern int	dio_stats_nslots(void);
+extern bool dio_stats_read_slot(int procno, DioBackendSlot *copy);
+extern void dio_stats_read_exited(DioCounters *totals);
+extern void dio_stats_reset(void);
+extern TimestampTz dio_stats_reset_time(void);
+extern void dio_stats_add_counters(DioCounters *dst, const DioCounters *src);
+
+/* ---------- the read engine (io_engine.c) ---------- */
+
+typedef struct DioStream DioStream;
+
+/* one completed read, as handed to the caller */
+typedef struct DioRun
+{
+	BlockNumber first;			/* first block of the run */
+	int			nblocks;		/* blocks requested */
+	int			nvalid;			/* leading blocks read completely */
+	DioFallback reason;			/* why blocks [nvalid, nblocks) were not */
+	bool		issued;			/* the read reached the kernel */
+	char	   *data;			/* page of block 'first', PG_IO_ALIGN_SIZE aligned */
+	int			slot;			/* engine-private */
+} DioRun;
+
+extern DioStream *dio_stream_begin(Relation rel, ForkNumber fork);
+extern int	dio_stream_max_blocks(DioStream *s);
+extern bool dio_stream_can_submit(DioStream *s);
+extern void dio_stream_submit(DioStream *s, BlockNumber first, int nblocks);
+extern bool dio_stream_next(DioStream *s, DioRun *run);
+extern void dio_stream_release(DioStream *s, DioRun *run);
+extern void dio_stream_end(DioStream *s);
+extern void dio_note_fallback(DioFallback reason, const char *detail);
+
+#endif							/* PG_DIO_H */

