@@ -156,6 +156,7 @@ static DioStream *dio_streams[DIO_MAX_STREAMS];
 static uint32 dio_stream_generation = 0;
 static bool dio_engine_ready = false;
 static uint32 dio_wait_event = 0;
+static uint32 dio_wait_event_delay = 0;
 static bool dio_fallback_logged[DIO_NUM_FALLBACK];
 
 const char *const dio_fallback_names[DIO_NUM_FALLBACK] = {
@@ -204,6 +205,13 @@ dio_engine_init(void)
 	dio_stats_attach();
 	before_shmem_exit(dio_engine_shutdown, (Datum) 0);
 	dio_wait_event = WaitEventExtensionNew("PgDioRead");
+
+	/*
+	 * Under the test-only delay fault, waits are reported as an injection
+	 * point, so isolation tests see the session as blocked while its reads
+	 * are held in flight.
+	 */
+	dio_wait_event_delay = WaitEventInjectionPointNew("pg_dio_inject_delay");
 	dio_engine_ready = true;
 }
 
@@ -742,7 +750,8 @@ dio_wait_and_reap(bool count_wait)
 		return false;
 
 	INSTR_TIME_SET_CURRENT(start);
-	pgstat_report_wait_start(dio_wait_event);
+	pgstat_report_wait_start(pg_dio_inject_fault == DIO_FAULT_DELAY ?
+							 dio_wait_event_delay : dio_wait_event);
 	ret = io_uring_wait_cqe_timeout(&dio_ring, &cqe, &ts);
 	pgstat_report_wait_end();
 	INSTR_TIME_SET_CURRENT(end);

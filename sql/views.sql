@@ -1,0 +1,51 @@
+--
+-- views: pg_stat_aios, pg_stat_aio_backends, pg_stat_aio_histogram, cluster
+-- totals (including backends that exited), reset
+--
+\d pg_stat_aios
+\d pg_stat_aio_backends
+\d pg_stat_aio_histogram
+
+-- nothing of ours is in flight between statements
+SELECT count(*) FROM pg_stat_aios WHERE source = 'pg_dio';
+
+-- our backend is listed, with core's per-backend I/O beside our counters
+SELECT backend_type, reads_completed >= 0 AS has_counters, core_reads IS NOT NULL AS has_core_io,
+       reads_in_flight
+  FROM pg_stat_aio_backends WHERE pid = pg_backend_pid();
+-- every live backend core knows of is listed
+SELECT count(*) = (SELECT count(*) FROM pg_stat_activity) AS all_backends FROM pg_stat_aio_backends;
+SELECT count(*) FROM pg_dio_backend_stats(-1);
+SELECT count(*) FROM pg_dio_backend_stats(0);
+
+-- histogram shape: 25 latency buckets of log2 microseconds, 8 size buckets 8kB..1MB+
+SELECT kind, count(*), min(lower_bound), max(lower_bound), count(*) FILTER (WHERE upper_bound IS NULL) AS open_ended
+  FROM pg_stat_aio_histogram WHERE pid IS NULL GROUP BY kind ORDER BY kind;
+SELECT bucket, lower_bound, upper_bound FROM pg_stat_aio_histogram
+ WHERE pid IS NULL AND kind = 'size' ORDER BY bucket;
+
+-- reset: everything reads zero, then counts again
+SELECT pg_dio_stats_reset();
+SELECT reads_submitted, reads_completed, bytes_read, blocks_direct, blocks_fallback, errors
+  FROM pg_dio_cluster_stats();
+SELECT reads_completed, blocks_direct FROM pg_dio_backend_stats(pg_backend_pid());
+SELECT sum(count) FROM pg_dio_histogram() WHERE pid IS NULL;
+SELECT stats_reset > now() - interval '1 minute' AS recent_reset FROM pg_dio_cluster_stats();
+
+SELECT reads AS my_reads, blocks AS my_blocks FROM pg_dio_read('dio_t') \gset
+SELECT reads_completed = :my_reads AS cluster_reads, blocks_direct = :my_blocks AS cluster_blocks
+  FROM pg_dio_cluster_stats();
+SELECT sum(count) = :my_reads AS cluster_hist FROM pg_dio_histogram() WHERE pid IS NULL AND kind = 'size';
+
+-- a backend that exits leaves its counters in the cluster totals
+CREATE EXTENSION dblink;
+SELECT dblink_connect('other', self_conninfo());
+SELECT * FROM dblink('other', 'SELECT pg_backend_pid(), reads FROM pg_dio_read(''dio_t'')')
+    AS t(pid int, reads bigint) \gset other_
+SELECT reads_completed = :other_reads AS other_counted
+  FROM pg_dio_backend_stats(:other_pid);
+SELECT dblink_disconnect('other');
+SELECT wait_for_exit(:other_pid);
+SELECT count(*) FROM pg_dio_backend_stats(:other_pid);
+SELECT reads_completed = :my_reads + :other_reads AS exited_folded FROM pg_dio_cluster_stats();
+DROP EXTENSION dblink;

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Run every pg_dio test suite against a throwaway cluster:
+#   pg_regress (sql/, expected/), pgTAP (test/pgtap/), isolation (test/isolation/).
+# Usage: test/run_tests.sh [regress tests...]   (the Makefile passes $(REGRESS))
+# Exits non-zero if anything failed; prints regression.diffs on failure.
+set -uo pipefail
+. "$(dirname "$0")/scripts/common.sh"
+
+PGC=$(find_pg_config 2>/dev/null) || die "PostgreSQL 18 not found: run test/setup.sh first"
+BINDIR=$("$PGC" --bindir)
+PGXSDIR=$(dirname "$("$PGC" --pgxs)")/../..
+WORK=$(pg_dio_workdir)
+OUT="$WORK/.tmp/test-output"
+TAP="$WORK/.tmp/pgtap"
+CLUSTER=test
+
+REGRESS=("$@")
+[ ${#REGRESS[@]} -gt 0 ] || REGRESS=($(sed -n 's/^REGRESS *= *//p' "$PG_DIO_ROOT/Makefile"))
+ISOLATION=($(cd "$PG_DIO_ROOT/test/isolation/specs" && ls *.spec | sed 's/\.spec$//'))
+
+cleanup() { "$PG_DIO_ROOT/test/cluster.sh" stop "$CLUSTER" >/dev/null 2>&1; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+"$PG_DIO_ROOT/test/cluster.sh" destroy "$CLUSTER" >/dev/null 2>&1
+eval "$("$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER" \
+	"max_parallel_workers_per_gather = 2" "log_min_messages = log")" || die "could not start the test cluster"
+export PGDATABASE=postgres
+rm -rf "$OUT"
+mkdir -p "$OUT"
+
+passed=0
+failed=0
+failed_suites=()
+
+count_tap() {			# count "ok"/"not ok" lines of pg_regress' output
+	local log=$1 p f
+	p=$(grep -cE '^ok [0-9]+' "$log")
+	f=$(grep -cE '^not ok [0-9]+' "$log")
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+# --- pg_regress ------------------------------------------------------------
+echo "== pg_regress: ${REGRESS[*]}"
+(cd "$PG_DIO_ROOT" && "$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" \
+	--inputdir=. --outputdir="$OUT/regress" --dbname=contrib_regression \
+	"${REGRESS[@]}") 2>&1 | tee "$OUT/regress.log"
+rc=${PIPESTATUS[0]}
+count_tap "$OUT/regress.log"
+if [ "$rc" != 0 ]; then
+	failed_suites+=(pg_regress)
+	[ -f "$OUT/regress/regression.diffs" ] && cat "$OUT/regress/regression.diffs"
+fi
+
+# --- pgTAP -----------------------------------------------------------------
+echo "== pgTAP: test/pgtap"
+psql -X -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS pgtap_regression" \
+	-c "CREATE DATABASE pgtap_regression" >/dev/null &&
+	psql -X -q -v ON_ERROR_STOP=1 -d pgtap_regression \
+		-c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION pg_dio" >/dev/null
+PERL5LIB="$TAP/usr/share/perl5${PERL5LIB:+:$PERL5LIB}" \
+	"$TAP/usr/bin/pg_prove" --psql-bin "$BINDIR/psql" -d pgtap_regression \
+	"$PG_DIO_ROOT"/test/pgtap/*.sql 2>&1 | tee "$OUT/pgtap.log"
+rc=${PIPESTATUS[0]}
+files=$(sed -n 's/^Files=\([0-9]*\),.*/\1/p' "$OUT/pgtap.log")
+bad=$(grep -cE '^\S+\.sql .*(Failed|Dubious|Parse errors)' "$OUT/pgtap.log")
+[ "$rc" != 0 ] && [ "$bad" = 0 ] && bad=1
+passed=$((passed + ${files:-0} - bad))
+failed=$((failed + bad))
+[ "$rc" != 0 ] && failed_suites+=(pgtap)
+
+# --- isolation -------------------------------------------------------------
+echo "== isolation: ${ISOLATION[*]}"
+"$PGXSDIR/src/test/isolation/pg_isolation_regress" --bindir="$BINDIR" \
+	--inputdir="$PG_DIO_ROOT/test/isolation" --outputdir="$OUT/isolation" \
+	--dbname=isolation_regression --load-extension=pg_dio \
+	"${ISOLATION[@]}" 2>&1 | tee "$OUT/isolation.log"
+rc=${PIPESTATUS[0]}
+count_tap "$OUT/isolation.log"
+if [ "$rc" != 0 ]; then
+	failed_suites+=(isolation)
+	[ -f "$OUT/isolation/regression.diffs" ] && cat "$OUT/isolation/regression.diffs"
+fi
+
+# --- the server must have survived everything ------------------------------
+if grep -E "terminated by signal|server process .* was terminated|PANIC" \
+	"$WORK/.tmp/clusters/$CLUSTER/server.log"; then
+	echo "pg_dio: the server log shows a crash" >&2
+	failed=$((failed + 1))
+	failed_suites+=(server-log)
+fi
+
+echo
+echo "test output: $OUT"
+[ ${#failed_suites[@]} -gt 0 ] && echo "failed suites: ${failed_suites[*]}"
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ] && [ ${#failed_suites[@]} = 0 ]
