@@ -704,6 +704,10 @@ dio_handle_cqe(uint64 ud, int res)
 	if ((uint32) res >= remaining)
 	{
 		r->done = r->len;
+		/* flip the last byte of every page read: verification must catch it */
+		if (pg_dio_inject_fault == DIO_FAULT_CORRUPT)
+			for (int i = 0; i < r->nblocks; i++)
+				r->buf[(size_t) (i + 1) * BLCKSZ - 1] ^= 0x5A;
 		dio_req_finish(s, r, false, DIO_FB_IO_ERROR);
 		return;
 	}

@@ -37,6 +37,7 @@ static const struct config_enum_entry dio_fault_options[] = {
 	{"ring_setup", DIO_FAULT_RING_SETUP, false},
 	{"odirect_einval", DIO_FAULT_ODIRECT_EINVAL, false},
 	{"delay", DIO_FAULT_DELAY, false},
+	{"corrupt", DIO_FAULT_CORRUPT, false},
 	{NULL, 0, false}
 };
 

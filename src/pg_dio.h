@@ -31,6 +31,7 @@ typedef enum DioFault
 	DIO_FAULT_RING_SETUP,
 	DIO_FAULT_ODIRECT_EINVAL,
 	DIO_FAULT_DELAY,
+	DIO_FAULT_CORRUPT,
 } DioFault;
 
 extern PGDLLIMPORT int pg_dio_queue_depth;

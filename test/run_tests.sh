@@ -29,6 +29,7 @@ export PGDATABASE=postgres
 rm -rf "$OUT"
 mkdir -p "$OUT"
 
+started=$(date +%s)
 passed=0
 failed=0
 failed_suites=()
@@ -92,7 +93,7 @@ if grep -E "terminated by signal|server process .* was terminated|PANIC" \
 fi
 
 echo
-echo "test output: $OUT"
+echo "test output: $OUT ($(( $(date +%s) - started )) s)"
 [ ${#failed_suites[@]} -gt 0 ] && echo "failed suites: ${failed_suites[*]}"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] && [ ${#failed_suites[@]} = 0 ]

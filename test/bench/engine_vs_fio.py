@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""pg_dio read engine vs. the device's limit, side by side.
+
+For each (read size, queue depth) configuration, alternate in one run:
+  A: fio, O_DIRECT sequential reads through io_uring of the very segment files
+     of pgbench_accounts, at that read size and depth;
+  B: pg_dio_read('pgbench_accounts') with pg_dio.io_size / pg_dio.queue_depth
+     set to the same values;
+and report medians with min-max and the per-round ratio B/A.  Also the CPU
+time the backend used per GB read (from /proc/self/stat inside the backend).
+
+Needs: a running cluster (PGHOST/PGPORT/PGUSER in the environment), pg_dio
+installed, PG_DIO_DATA pointing at its data directory, fio on PATH.
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+MODES = {
+    # scale: pgbench scale of the table; rounds: A/B pairs per configuration
+    "quick": {"scale": 100, "rounds": 3,
+              "configs": [(256, 32), (1024, 16), (128, 32)]},
+    "full": {"scale": 400, "rounds": 5,
+             "configs": [(256, 32), (1024, 16), (128, 32), (64, 64), (512, 8)]},
+}
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def psql(sql, db="postgres"):
+    out = subprocess.run(["psql", "-X", "-At", "-v", "ON_ERROR_STOP=1", "-d", db, "-c", sql],
+                         check=True, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def psql_script(script, db="postgres"):
+    out = subprocess.run(["psql", "-X", "-At", "-q", "-v", "ON_ERROR_STOP=1", "-d", db],
+                         input=script, check=True, capture_output=True, text=True)
+    return out.stdout.strip().splitlines()
+
+
+def ensure_table(scale):
+    have = psql("SELECT count(*) FROM pg_class WHERE relname = 'pgbench_branches'")
+    if have == "1" and psql("SELECT count(*) FROM pgbench_branches") == str(scale):
+        return
+    print(f"building pgbench_accounts at scale {scale} ...", flush=True)
+    subprocess.run(["pgbench", "-i", "-q", "-s", str(scale)], check=True,
+                   capture_output=True)
+    psql("VACUUM (ANALYZE) pgbench_accounts")
+    psql("CHECKPOINT")
+
+
+def segment_files(data):
+    rel = psql("SELECT pg_relation_filepath('pgbench_accounts')")
+    nblocks = int(psql("SELECT pg_relation_size('pgbench_accounts') / 8192"))
+    files = []
+    seg = 0
+    while True:
+        path = os.path.join(data, rel + (f".{seg}" if seg else ""))
+        if not os.path.exists(path):
+            break
+        files.append(path)
+        seg += 1
+    return files, nblocks
+
+
+def run_fio(files, bs_kb, depth):
+    cmd = ["fio", "--name=seq", "--rw=read", f"--bs={bs_kb}k", f"--iodepth={depth}",
+           "--ioengine=io_uring", "--direct=1", "--fixedbufs=1",
+           "--filename=" + ":".join(f.replace(":", "\\:") for f in files),
+           "--file_service_type=sequential", "--output-format=json"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True)
+    job = json.loads(out.stdout)["jobs"][0]
+    rd = job["read"]
+    secs = rd["runtime"] / 1000.0
+    return {"mib_s": rd["bw_bytes"] / 2**20, "bytes": rd["io_bytes"], "seconds": secs,
+            "cpu_s": (job["usr_cpu"] + job["sys_cpu"]) / 100.0 * secs}
+
+
+def proc_cpu(stat):
+    # fields after the ')' of comm: utime is field 14, stime 15 (1-based)
+    rest = stat.rsplit(")", 1)[1].split()
+    return (int(rest[11]) + int(rest[12])) / CLK_TCK
+
+
+def run_pg_dio(bs_kb, depth):
+    lines = psql_script(f"""
+SET pg_dio.io_size = '{bs_kb}kB';
+SET pg_dio.queue_depth = {depth};
+SELECT rtrim(pg_read_file('/proc/self/stat'), E'\n');
+SELECT concat_ws('|', bytes, elapsed_ms, reads, avg_read_bytes, direct_blocks,
+                 fallback_blocks, checksum_failures)
+  FROM pg_dio_read('pgbench_accounts');
+SELECT rtrim(pg_read_file('/proc/self/stat'), E'\n');
+""")
+    cpu0 = proc_cpu(lines[0])
+    vals = lines[1].split("|")
+    cpu1 = proc_cpu(lines[2])
+    nbytes, ms = int(vals[0]), float(vals[1])
+    return {"mib_s": nbytes / 2**20 / (ms / 1000.0), "bytes": nbytes, "seconds": ms / 1000.0,
+            "reads": int(vals[2]), "avg_read_bytes": int(vals[3] or 0),
+            "direct_blocks": int(vals[4]), "fallback_blocks": int(vals[5]),
+            "checksum_failures": int(vals[6]), "cpu_s": cpu1 - cpu0}
+
+
+def summary(xs):
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs)}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mode", default="quick", choices=MODES)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    mode = MODES[args.mode]
+    data = os.environ["PG_DIO_DATA"]
+
+    psql("CREATE EXTENSION IF NOT EXISTS pg_dio")
+    ensure_table(mode["scale"])
+    files, nblocks = segment_files(data)
+    table_bytes = nblocks * 8192
+
+    results = {"mode": args.mode, "table": "pgbench_accounts", "scale": mode["scale"],
+               "table_bytes": table_bytes, "segments": len(files),
+               "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
+               "postgres": psql("SELECT version()"),
+               "started": time.strftime("%Y-%m-%d %H:%M:%S"), "configs": []}
+
+    for bs_kb, depth in mode["configs"]:
+        print(f"read size {bs_kb}kB, depth {depth}: ", end="", flush=True)
+        rounds = []
+        for _ in range(mode["rounds"]):
+            a = run_fio(files, bs_kb, depth)
+            b = run_pg_dio(bs_kb, depth)
+            if b["fallback_blocks"] or b["checksum_failures"] or b["bytes"] != table_bytes:
+                sys.exit(f"pg_dio_read did not read every block directly: {b}")
+            rounds.append({"fio": a, "pg_dio": b, "ratio": b["mib_s"] / a["mib_s"]})
+            print(f"{a['mib_s']:.0f}/{b['mib_s']:.0f} ", end="", flush=True)
+        print()
+        results["configs"].append({
+            "io_size_kb": bs_kb, "depth": depth, "rounds": rounds,
+            "fio_mib_s": summary([r["fio"]["mib_s"] for r in rounds]),
+            "pg_dio_mib_s": summary([r["pg_dio"]["mib_s"] for r in rounds]),
+            "ratio": summary([r["ratio"] for r in rounds]),
+            "fio_cpu_s_per_gib": summary([r["fio"]["cpu_s"] / (r["fio"]["bytes"] / 2**30) for r in rounds]),
+            "pg_dio_cpu_s_per_gib": summary([r["pg_dio"]["cpu_s"] / (r["pg_dio"]["bytes"] / 2**30) for r in rounds]),
+        })
+
+    with open(os.path.join(args.out, "engine_vs_fio.json"), "w") as f:
+        json.dump(results, f, indent=2)
+
+    def mm(s, fmt="{:.0f}"):
+        return (fmt + " (" + fmt + "–" + fmt + ")").format(s["median"], s["min"], s["max"])
+
+    lines = [
+        f"## pg_dio_read vs fio, O_DIRECT sequential reads ({args.mode} mode)",
+        "",
+        f"pgbench_accounts at scale {mode['scale']}: {table_bytes / 2**30:.2f} GiB in "
+        f"{len(files)} segment file(s); {mode['rounds']} alternating fio/pg_dio rounds per row; "
+        f"median (min–max); ratio = pg_dio/fio per round. {os.cpu_count()} CPUs, kernel "
+        f"{platform.release()}.",
+        "",
+        "| read size | depth | fio MiB/s | pg_dio_read MiB/s | pg_dio/fio | fio CPU s/GiB | pg_dio CPU s/GiB |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for c in results["configs"]:
+        lines.append(f"| {c['io_size_kb']} kB | {c['depth']} | {mm(c['fio_mib_s'])} | "
+                     f"{mm(c['pg_dio_mib_s'])} | {mm(c['ratio'], '{:.2f}')} | "
+                     f"{mm(c['fio_cpu_s_per_gib'], '{:.3f}')} | {mm(c['pg_dio_cpu_s_per_gib'], '{:.3f}')} |")
+    report = "\n".join(lines) + "\n"
+    with open(os.path.join(args.out, "report.md"), "w") as f:
+        f.write(report)
+    print()
+    print(report)
+
+
+if __name__ == "__main__":
+    main()

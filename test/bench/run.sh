@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# pg_dio benchmark suite (make bench).  Brings up a throwaway cluster, builds
+# the data set, runs the experiments side by side and writes a report.
+#   PG_DIO_BENCH_MODE=quick (default) | full
+set -euo pipefail
+. "$(dirname "$0")/../scripts/common.sh"
+
+MODE=${PG_DIO_BENCH_MODE:-quick}
+CLUSTER=bench
+WORK=$(pg_dio_workdir)
+OUT="$PG_DIO_ROOT/bench-results/$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$OUT"
+
+cleanup() { "$PG_DIO_ROOT/test/cluster.sh" stop "$CLUSTER" >/dev/null 2>&1; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+command -v fio >/dev/null || die "fio is missing: run test/setup.sh (or apt-get install fio)"
+eval "$("$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER" "shared_buffers = '256MB'")"
+export PG_DIO_DATA="$WORK/.tmp/clusters/$CLUSTER/data"
+
+python3 "$PG_DIO_ROOT/test/bench/engine_vs_fio.py" --mode "$MODE" --out "$OUT"
+echo "bench results: $OUT"
