@@ -49,3 +49,20 @@ SELECT wait_for_exit(:other_pid);
 SELECT count(*) FROM pg_dio_backend_stats(:other_pid);
 SELECT reads_completed = :my_reads + :other_reads AS exited_folded FROM pg_dio_cluster_stats();
 DROP EXTENSION dblink;
+
+-- core's AIO target descriptions, taken apart for pg_stat_aios
+SELECT d, t.* FROM (VALUES
+    ('blocks 128..143 in file "base/5/16384"'),
+    ('block 7 in file "base/5/16384_vm"'),
+    ('block 0 in file "global/1262"'),
+    ('blocks 1..2 in file "pg_tblspc/16500/PG_18_202506291/5/16501_fsm"'),
+    ('block 3 in file "base/5/t3_16402"'),
+    ('file "base/5/16384"'),
+    ('')) AS v(d), pg_dio_aio_target(d) t;
+-- and resolved to the relation, here with the path of a real table
+SELECT pg_dio_relation(t.reltablespace, t.reldatabase, t.relfilenode) AS relation, t.fork, t.block
+  FROM pg_dio_aio_target(format('blocks 32..47 in file "%s"', pg_relation_filepath('dio_t'))) t;
+SELECT pg_dio_relation(t.reltablespace, t.reldatabase, t.relfilenode) AS relation, t.fork
+  FROM pg_dio_aio_target(format('block 0 in file "%s_vm"', pg_relation_filepath('dio_t'))) t;
+SELECT pg_dio_relation(t.reltablespace, t.reldatabase, t.relfilenode) AS relation
+  FROM pg_dio_aio_target(format('block 0 in file "%s"', pg_relation_filepath('pg_database'))) t;

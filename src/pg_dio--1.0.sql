@@ -120,6 +120,37 @@ AS $$
     WHERE d.datname = pg_catalog.current_database()
 $$;
 
+-- Take apart core's description of an AIO target, as pg_aios shows it:
+-- 'block N in file "P"', 'blocks N..M in file "P"' or 'file "P"', where P is
+-- base/<db>/<filenode>[_<fork>], global/<filenode>[_<fork>] or
+-- pg_tblspc/<spc>/<version dir>/<db>/<filenode>[_<fork>].
+CREATE FUNCTION pg_dio_aio_target(target_desc text,
+    OUT reltablespace oid,
+    OUT reldatabase oid,
+    OUT relfilenode oid,
+    OUT fork text,
+    OUT block bigint)
+RETURNS record
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+    SELECT CASE WHEN p.file LIKE 'global/%' THEN 1664::oid
+                WHEN p.file LIKE 'pg_tblspc/%' THEN
+                    pg_catalog.substring(p.file, '^pg_tblspc/(\d+)/')::oid
+                WHEN p.file LIKE 'base/%' THEN
+                    (SELECT dattablespace FROM pg_catalog.pg_database
+                      WHERE datname = pg_catalog.current_database())
+           END,
+           CASE WHEN p.file LIKE 'global/%' THEN 0::oid
+                ELSE pg_catalog.substring(p.file, '(\d+)/t?\d*_?\d+(?:_[a-z]+)?$')::oid
+           END,
+           pg_catalog.substring(p.file, '(\d+)(?:_[a-z]+)?$')::oid,
+           CASE WHEN p.file IS NULL THEN NULL
+                ELSE coalesce(pg_catalog.substring(p.file, '\d_([a-z]+)$'), 'main')
+           END,
+           pg_catalog.substring($1, '^blocks? (\d+)')::bigint
+      FROM (SELECT pg_catalog.substring($1, 'file "([^"]*)"') AS file) p
+$$;
+
 --
 -- Views
 --
@@ -144,26 +175,14 @@ CREATE VIEW pg_stat_aios AS
            a.io_id,
            a.state,
            a.operation,
-           @extschema@.pg_dio_relation(
-               CASE WHEN p.file LIKE 'global/%' THEN 1664::oid
-                    WHEN p.file LIKE 'pg_tblspc/%' THEN
-                        pg_catalog.substring(p.file, '^pg_tblspc/(\d+)/')::oid
-                    ELSE (SELECT dattablespace FROM pg_catalog.pg_database
-                           WHERE datname = pg_catalog.current_database())
-               END,
-               CASE WHEN p.file LIKE 'global/%' THEN 0::oid
-                    ELSE pg_catalog.substring(p.file, '(\d+)/\d+(?:_[a-z]+)?$')::oid
-               END,
-               pg_catalog.substring(p.file, '(\d+)(?:_[a-z]+)?$')::oid),
-           CASE WHEN p.file IS NULL THEN NULL
-                ELSE coalesce(pg_catalog.substring(p.file, '_([a-z]+)$'), 'main')
-           END,
-           pg_catalog.substring(a.target_desc, 'blocks? (\d+)')::bigint,
+           @extschema@.pg_dio_relation(t.reltablespace, t.reldatabase, t.relfilenode),
+           t.fork,
+           t.block,
            (a.length / pg_catalog.current_setting('block_size')::int)::int,
            a.length,
            NULL::interval
       FROM pg_catalog.pg_aios a,
-           LATERAL (SELECT pg_catalog.substring(a.target_desc, 'file "([^"]*)"') AS file) p;
+           LATERAL @extschema@.pg_dio_aio_target(a.target_desc) t;
 
 -- Per backend: pg_dio's counters beside core's per-backend I/O totals.
 CREATE VIEW pg_stat_aio_backends AS

@@ -84,6 +84,20 @@ if [ "$rc" != 0 ]; then
 	[ -f "$OUT/isolation/regression.diffs" ] && cat "$OUT/isolation/regression.diffs"
 fi
 
+# --- without shared_preload_libraries --------------------------------------
+echo "== pg_regress without shared_preload_libraries: nopreload"
+"$PG_DIO_ROOT/test/cluster.sh" destroy nopreload >/dev/null 2>&1
+if (eval "$("$PG_DIO_ROOT/test/cluster.sh" start nopreload "shared_preload_libraries = ''")" &&
+	cd "$PG_DIO_ROOT" && "$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" \
+	--inputdir=. --outputdir="$OUT/nopreload" --dbname=contrib_regression nopreload) 2>&1 |
+	tee "$OUT/nopreload.log"; then :; fi
+"$PG_DIO_ROOT/test/cluster.sh" destroy nopreload >/dev/null 2>&1
+count_tap "$OUT/nopreload.log"
+if grep -qE '^not ok' "$OUT/nopreload.log" || ! grep -qE '^ok ' "$OUT/nopreload.log"; then
+	failed_suites+=(nopreload)
+	[ -f "$OUT/nopreload/regression.diffs" ] && cat "$OUT/nopreload/regression.diffs"
+fi
+
 # --- the server must have survived everything ------------------------------
 if grep -E "terminated by signal|server process .* was terminated|PANIC" \
 	"$WORK/.tmp/clusters/$CLUSTER/server.log"; then
