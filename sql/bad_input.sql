@@ -42,6 +42,9 @@ SELECT expect_error($$SELECT * FROM pg_dio_read('dio_temp')$$);
 CREATE ROLE regress_dio_nobody;
 SET ROLE regress_dio_nobody;
 SELECT expect_error($$SELECT * FROM pg_dio_read('dio_t')$$);
+-- privileges are checked before the relation is locked or its kind looked at
+SELECT expect_error($$SELECT * FROM pg_dio_read('dio_t_id')$$);
+SELECT expect_error($$SELECT * FROM pg_dio_read('dio_view')$$);
 SELECT expect_error($$SELECT pg_dio_stats_reset()$$);
 SELECT expect_error($$SELECT count(*) FROM pg_stat_aios$$);
 RESET ROLE;

@@ -22,6 +22,7 @@
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "postmaster/bgworker.h"
 #include "utils/acl.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
@@ -115,6 +116,19 @@ dio_foreach_backend(int only_pid, dio_backend_visitor visit, void *arg)
 	pfree(copy);
 }
 
+/* The backend type as pg_stat_activity shows it. */
+static Datum
+dio_backend_type_datum(int pid, int backend_type)
+{
+	const char *desc = NULL;
+
+	if ((BackendType) backend_type == B_BG_WORKER)
+		desc = GetBackgroundWorkerTypeByPid(pid);
+	if (desc == NULL)
+		desc = GetBackendTypeDesc((BackendType) backend_type);
+	return CStringGetTextDatum(desc);
+}
+
 /* ---------- pg_dio_backend_stats(pid) ---------- */
 
 static void
@@ -128,17 +142,17 @@ dio_backend_stats_row(int pid, int backend_type, bool visible,
 
 	values[0] = Int32GetDatum(pid);
 	nulls[0] = false;
-	values[1] = CStringGetTextDatum(GetBackendTypeDesc((BackendType) backend_type));
-	nulls[1] = false;
 
 	if (visible)
 	{
+		values[1] = dio_backend_type_datum(pid, backend_type);
+		nulls[1] = false;
 		memset(&zero, 0, sizeof(zero));
 		dio_counter_values(slot ? &slot->c : &zero, slot ? slot->ninflight : 0,
 						   values + 2, nulls + 2);
 	}
 	else
-		memset(nulls + 2, true, sizeof(bool) * DIO_COUNTER_COLS);
+		memset(nulls + 1, true, sizeof(bool) * (1 + DIO_COUNTER_COLS));
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
@@ -248,13 +262,17 @@ dio_histogram_rows(ReturnSetInfo *rsinfo, int pid, const DioCounters *c)
 	}
 }
 
+/* visible backends that never used the engine get all-zero histograms */
 static void
 dio_histogram_backend(int pid, int backend_type, bool visible,
 					  const DioBackendSlot *slot, void *arg)
 {
-	if (slot == NULL || !visible)
+	DioCounters zero;
+
+	if (!visible)
 		return;
-	dio_histogram_rows((ReturnSetInfo *) arg, pid, &slot->c);
+	memset(&zero, 0, sizeof(zero));
+	dio_histogram_rows((ReturnSetInfo *) arg, pid, slot ? &slot->c : &zero);
 }
 
 Datum

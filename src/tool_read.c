@@ -67,6 +67,24 @@ dio_open_heap(Oid relid, AclMode mode, const char *what)
 	Relation	rel;
 	AclResult	aclresult;
 	char		relkind;
+	bool		is_missing = false;
+
+	/* privileges first, before taking any lock on someone else's relation */
+	aclresult = pg_class_aclcheck_ext(relid, GetUserId(), mode, &is_missing);
+	if (is_missing)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	if (aclresult != ACLCHECK_OK)
+	{
+		char	   *relname = get_rel_name(relid);
+
+		if (relname == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_TABLE),
+					 errmsg("relation with OID %u does not exist", relid)));
+		aclcheck_error(aclresult, get_relkind_objtype(get_rel_relkind(relid)), relname);
+	}
 
 	rel = try_relation_open(relid, AccessShareLock);
 	if (rel == NULL)
@@ -82,11 +100,6 @@ dio_open_heap(Oid relid, AclMode mode, const char *what)
 				 errmsg("cannot %s relation \"%s\"", what,
 						RelationGetRelationName(rel)),
 				 errdetail_relkind_not_supported(relkind)));
-
-	aclresult = pg_class_aclcheck(relid, GetUserId(), mode);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, get_relkind_objtype(relkind),
-					   RelationGetRelationName(rel));
 
 	if (RelationUsesLocalBuffers(rel))
 		ereport(ERROR,
