@@ -64,10 +64,12 @@ PERL5LIB="$TAP/usr/share/perl5${PERL5LIB:+:$PERL5LIB}" \
 	"$TAP/usr/bin/pg_prove" --psql-bin "$BINDIR/psql" -d pgtap_regression \
 	"$PG_DIO_ROOT"/test/pgtap/*.sql 2>&1 | tee "$OUT/pgtap.log"
 rc=${PIPESTATUS[0]}
-files=$(sed -n 's/^Files=\([0-9]*\),.*/\1/p' "$OUT/pgtap.log")
-bad=$(grep -cE '^\S+\.sql .*(Failed|Dubious|Parse errors)' "$OUT/pgtap.log")
+# count individual pgTAP tests: "Files=4, Tests=262" and "Failed: N" lines
+tests=$(sed -n 's/^Files=[0-9]*, Tests=\([0-9]*\),.*/\1/p' "$OUT/pgtap.log")
+bad=$(sed -n 's/.*(Wstat: .* Tests: [0-9]* Failed: \([0-9]*\)).*/\1/p' "$OUT/pgtap.log" |
+	awk '{ s += $1 } END { print s + 0 }')
 [ "$rc" != 0 ] && [ "$bad" = 0 ] && bad=1
-passed=$((passed + ${files:-0} - bad))
+passed=$((passed + ${tests:-0} - bad))
 failed=$((failed + bad))
 [ "$rc" != 0 ] && failed_suites+=(pgtap)
 
