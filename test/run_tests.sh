@@ -34,25 +34,31 @@ passed=0
 failed=0
 failed_suites=()
 
-count_tap() {			# count "ok"/"not ok" lines of pg_regress' output
-	local log=$1 p f
-	p=$(grep -cE '^ok [0-9]+' "$log")
-	f=$(grep -cE '^not ok [0-9]+' "$log")
+# run_suite NAME CMD...: run a pg_regress-style suite writing to $OUT/NAME,
+# count its "ok"/"not ok" lines, print regression.diffs if it failed.
+run_suite() {
+	local name=$1 rc p f
+	shift
+	"$@" 2>&1 | tee "$OUT/$name.log"
+	rc=${PIPESTATUS[0]}
+	p=$(grep -cE '^ok [0-9]+' "$OUT/$name.log")
+	f=$(grep -cE '^not ok [0-9]+' "$OUT/$name.log")
 	passed=$((passed + p))
 	failed=$((failed + f))
+	if [ "$rc" != 0 ] || [ "$p" = 0 ]; then
+		failed_suites+=("$name")
+		[ -f "$OUT/$name/regression.diffs" ] && cat "$OUT/$name/regression.diffs"
+	fi
+	return 0
+}
+
+pg_regress() {
+	(cd "$PG_DIO_ROOT" && "$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" --inputdir=. "$@")
 }
 
 # --- pg_regress ------------------------------------------------------------
 echo "== pg_regress: ${REGRESS[*]}"
-(cd "$PG_DIO_ROOT" && "$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" \
-	--inputdir=. --outputdir="$OUT/regress" --dbname=contrib_regression \
-	"${REGRESS[@]}") 2>&1 | tee "$OUT/regress.log"
-rc=${PIPESTATUS[0]}
-count_tap "$OUT/regress.log"
-if [ "$rc" != 0 ]; then
-	failed_suites+=(pg_regress)
-	[ -f "$OUT/regress/regression.diffs" ] && cat "$OUT/regress/regression.diffs"
-fi
+run_suite regress pg_regress --outputdir="$OUT/regress" --dbname=contrib_regression "${REGRESS[@]}"
 
 # --- pgTAP -----------------------------------------------------------------
 echo "== pgTAP: test/pgtap"
@@ -75,30 +81,18 @@ failed=$((failed + bad))
 
 # --- isolation -------------------------------------------------------------
 echo "== isolation: ${ISOLATION[*]}"
-"$PGXSDIR/src/test/isolation/pg_isolation_regress" --bindir="$BINDIR" \
+run_suite isolation "$PGXSDIR/src/test/isolation/pg_isolation_regress" --bindir="$BINDIR" \
 	--inputdir="$PG_DIO_ROOT/test/isolation" --outputdir="$OUT/isolation" \
-	--dbname=isolation_regression --load-extension=pg_dio \
-	"${ISOLATION[@]}" 2>&1 | tee "$OUT/isolation.log"
-rc=${PIPESTATUS[0]}
-count_tap "$OUT/isolation.log"
-if [ "$rc" != 0 ]; then
-	failed_suites+=(isolation)
-	[ -f "$OUT/isolation/regression.diffs" ] && cat "$OUT/isolation/regression.diffs"
-fi
+	--dbname=isolation_regression --load-extension=pg_dio "${ISOLATION[@]}"
 
 # --- without shared_preload_libraries --------------------------------------
 echo "== pg_regress without shared_preload_libraries: nopreload"
 "$PG_DIO_ROOT/test/cluster.sh" destroy nopreload >/dev/null 2>&1
-if (eval "$("$PG_DIO_ROOT/test/cluster.sh" start nopreload "shared_preload_libraries = ''")" &&
-	cd "$PG_DIO_ROOT" && "$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" \
-	--inputdir=. --outputdir="$OUT/nopreload" --dbname=contrib_regression nopreload) 2>&1 |
-	tee "$OUT/nopreload.log"; then :; fi
+nopreload_env=$("$PG_DIO_ROOT/test/cluster.sh" start nopreload "shared_preload_libraries = ''")
+run_suite nopreload bash -c 'eval "$1"; shift; exec "$@"' _ "$nopreload_env" \
+	"$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" --inputdir="$PG_DIO_ROOT" \
+	--outputdir="$OUT/nopreload" --dbname=contrib_regression nopreload
 "$PG_DIO_ROOT/test/cluster.sh" destroy nopreload >/dev/null 2>&1
-count_tap "$OUT/nopreload.log"
-if grep -qE '^not ok' "$OUT/nopreload.log" || ! grep -qE '^ok ' "$OUT/nopreload.log"; then
-	failed_suites+=(nopreload)
-	[ -f "$OUT/nopreload/regression.diffs" ] && cat "$OUT/nopreload/regression.diffs"
-fi
 
 # --- the server must have survived everything ------------------------------
 if grep -E "terminated by signal|server process .* was terminated|PANIC" \
