@@ -23,34 +23,31 @@ LANGUAGE sql AS $$
                   current_setting('port'))
 $$;
 
--- Wait (up to 10 s) until a backend has exited; true if it did.
-CREATE FUNCTION wait_for_exit(p int) RETURNS boolean
+-- Poll a boolean query (up to 10 s, fresh statistics each time); its last value.
+CREATE FUNCTION wait_for(cond text) RETURNS boolean
 LANGUAGE plpgsql AS $$
+DECLARE
+    ok boolean;
 BEGIN
     FOR i IN 1..1000 LOOP
-        IF NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid = p) THEN
-            RETURN true;
-        END IF;
+        EXECUTE cond INTO ok;
+        EXIT WHEN ok;
         PERFORM pg_sleep(0.01);
         PERFORM pg_stat_clear_snapshot();
     END LOOP;
-    RETURN false;
+    RETURN ok;
 END
 $$;
 
--- Wait (up to 10 s) until a backend has pg_dio reads in flight; true if so.
+-- Wait until a backend has exited / has pg_dio reads in flight.
+CREATE FUNCTION wait_for_exit(p int) RETURNS boolean
+LANGUAGE sql AS $$
+    SELECT wait_for(format('SELECT NOT EXISTS (SELECT FROM pg_stat_activity WHERE pid = %s)', p))
+$$;
 CREATE FUNCTION wait_for_inflight(p int) RETURNS boolean
-LANGUAGE plpgsql AS $$
-BEGIN
-    FOR i IN 1..1000 LOOP
-        IF EXISTS (SELECT FROM pg_stat_aios WHERE source = 'pg_dio' AND pid = p) THEN
-            RETURN true;
-        END IF;
-        PERFORM pg_sleep(0.01);
-        PERFORM pg_stat_clear_snapshot();
-    END LOOP;
-    RETURN false;
-END
+LANGUAGE sql AS $$
+    SELECT wait_for(format('SELECT EXISTS (SELECT FROM pg_stat_aios WHERE source = %L AND pid = %s)',
+                           'pg_dio', p))
 $$;
 
 -- A table of a few MB, all-visible, autovacuum off so nothing changes it.
