@@ -132,6 +132,9 @@ struct DioStream
 	DioSegFd	fds[DIO_MAX_SEGFDS];
 	int			nfds;
 
+	uint64		waits;			/* times the consumer waited for a read */
+	uint64		wait_us;		/* ... and how long */
+
 	bool		unusable;		/* every read fails with unusable_reason */
 	DioFallback unusable_reason;
 	bool		odirect_refused;
@@ -355,6 +358,8 @@ dio_stream_begin(Relation rel, ForkNumber fork)
 	s->fifo_head = s->fifo_count = 0;
 	s->ninflight = 0;
 	s->nfds = 0;
+	s->waits = 0;
+	s->wait_us = 0;
 	s->unusable = false;
 	s->odirect_refused = false;
 	s->primary = false;
@@ -739,7 +744,7 @@ dio_handle_cqe(uint64 ud, int res)
  * there.  Never raises an error; returns false if the ring failed.
  */
 static bool
-dio_wait_and_reap(bool count_wait)
+dio_wait_and_reap(bool count_wait, uint64 *waited_us)
 {
 	struct io_uring_cqe *cqe;
 	struct __kernel_timespec ts = {0, DIO_WAIT_TIMEOUT_MS * 1000000LL};
@@ -761,6 +766,8 @@ dio_wait_and_reap(bool count_wait)
 	INSTR_TIME_SET_CURRENT(end);
 	INSTR_TIME_SUBTRACT(end, start);
 
+	if (waited_us)
+		*waited_us = INSTR_TIME_GET_MICROSEC(end);
 	if (count_wait)
 	{
 		dio_stats_begin_write();
@@ -889,7 +896,12 @@ dio_stream_next(DioStream *s, DioRun *run)
 
 	while (r->state == DIO_REQ_INFLIGHT)
 	{
-		if (!dio_wait_and_reap(true))
+		uint64		us = 0;
+		bool		ok = dio_wait_and_reap(true, &us);
+
+		s->waits++;
+		s->wait_us += us;
+		if (!ok)
 		{
 			/*
 			 * The ring failed: we no longer know what the kernel does with
@@ -914,6 +926,14 @@ dio_stream_next(DioStream *s, DioRun *run)
 	run->data = r->buf;
 	run->slot = slot;
 	return true;
+}
+
+/* How often, and how long, the stream's consumer waited for reads. */
+void
+dio_stream_wait_stats(DioStream *s, uint64 *waits, uint64 *wait_us)
+{
+	*waits = s->waits;
+	*wait_us = s->wait_us;
 }
 
 void
@@ -963,7 +983,7 @@ dio_stream_drain(DioStream *s)
 
 	while (s->ninflight > 0)
 	{
-		if (!dio_wait_and_reap(false))
+		if (!dio_wait_and_reap(false, NULL))
 			return false;
 	}
 	return true;

@@ -38,6 +38,12 @@ extern PGDLLIMPORT int pg_dio_queue_depth;
 extern PGDLLIMPORT int pg_dio_io_size_kb;
 extern PGDLLIMPORT int pg_dio_inject_fault;
 extern PGDLLIMPORT int pg_dio_inject_delay_ms;
+extern PGDLLIMPORT bool pg_dio_enable_direct_scan;
+extern PGDLLIMPORT int pg_dio_direct_scan_threshold;
+
+/* ---------- DirectSeqScan (scan_direct.c) ---------- */
+
+extern void dio_scan_init(void);
 
 #define DIO_MAX_QUEUE_DEPTH		128
 #define DIO_MIN_IO_SIZE_KB		(BLCKSZ / 1024)
@@ -155,6 +161,7 @@ extern bool dio_stream_can_submit(DioStream *s);
 extern void dio_stream_submit(DioStream *s, BlockNumber first, int nblocks);
 extern bool dio_stream_next(DioStream *s, DioRun *run);
 extern void dio_stream_release(DioStream *s, DioRun *run);
+extern void dio_stream_wait_stats(DioStream *s, uint64 *waits, uint64 *wait_us);
 extern void dio_stream_end(DioStream *s);
 extern void dio_note_fallback(DioFallback reason, const char *detail);
 
