@@ -107,6 +107,8 @@ _PG_init(void)
 							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 
+	dio_scan_init();
+
 	MarkGUCPrefixReserved("pg_dio");
 
 	if (!process_shared_preload_libraries_in_progress)

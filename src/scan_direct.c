@@ -1,0 +1,948 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan_direct.c
+ *	  DirectSeqScan: a sequential scan that reads all-visible, non-resident
+ *	  heap blocks with O_DIRECT through pg_dio's read engine and every other
+ *	  block through the buffer manager.
+ *
+ * Why a block read this way is a correct view for the scan's snapshot (see
+ * ARCHITECTURE.md): every change to a heap page is made in a shared buffer and
+ * a dirty buffer is written out before its mapping is removed, so a block that
+ * is not resident when we submit its read has on disk every change made before
+ * that moment -- among them every change our snapshot can see.  If the image
+ * we read has PD_ALL_VISIBLE set, each of its tuples is visible to every
+ * snapshot that is or will be running (our xmin holds back VACUUM), so every
+ * normal line pointer is a visible tuple.  Changes made after the check are
+ * invisible to our snapshot anyway; a write of the same block that races with
+ * our read can tear the image, which the checksum catches, and we check again
+ * that the block is not resident once the read completed.
+ *
+ * So a block is read directly only if (1) the snapshot is an MVCC snapshot not
+ * taken during recovery and the transaction is not SERIALIZABLE, (2) the
+ * visibility map says all-visible, (3) the block is not in shared buffers
+ * (buffer mapping lookup under the partition lock); and its image is used only
+ * if (4) it passes page verification, has PD_ALL_VISIBLE and the block is
+ * still not resident.  Everything else goes through a heap TID-range scan of
+ * the same snapshot, i.e. core's own page-at-a-time visibility code, with a
+ * bulk-read strategy.  Serial scans return tuples in block order.
+ *
+ * Lifetime: the engine owns the memory of direct reads; a run stays "held"
+ * while tuples of its pages may still be referenced by the scan slot, and is
+ * released only when the scan moves past it (the slot is cleared first).
+ * Tuples of buffered pages point into a buffer pinned by the heap scan's own
+ * slot until its next fetch.
+ *
+ * Copyright (c) 2026, pg_dio developers
+ *
+ * IDENTIFICATION
+ *	  src/scan_direct.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/parallel.h"
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "access/visibilitymap.h"
+#include "access/xact.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class_d.h"
+#include "commands/explain.h"
+#include "commands/explain_format.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "pgstat.h"
+#include "storage/buf_internals.h"
+#include "storage/bufmgr.h"
+#include "storage/predicate.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "pg_dio.h"
+
+/* why a block was read through the buffer manager */
+typedef enum DioScanReason
+{
+	DIO_SR_RESIDENT,			/* in shared buffers */
+	DIO_SR_NOT_ALL_VISIBLE,		/* visibility map bit not set */
+	DIO_SR_ISOLATION,			/* snapshot or isolation level */
+	DIO_SR_VERIFY,				/* direct image failed a check */
+	DIO_SR_IO,					/* the engine could not read it */
+} DioScanReason;
+
+#define DIO_SR_COUNT (DIO_SR_IO + 1)
+
+static const char *const dio_scan_reason_names[DIO_SR_COUNT] = {
+	"resident", "not all-visible", "isolation", "verification", "I/O fallback"
+};
+
+typedef struct DioScanCounters
+{
+	uint64		direct_blocks;
+	uint64		reads;
+	uint64		read_bytes;
+	uint64		waits;
+	uint64		wait_us;
+	uint64		buffered[DIO_SR_COUNT];
+} DioScanCounters;
+
+/* parallel scans: in the DSM */
+typedef struct DioScanShared
+{
+	ParallelBlockTableScanDescData pscan;
+	int			nworkers;
+	DioScanCounters workers[FLEXIBLE_ARRAY_MEMBER];
+} DioScanShared;
+
+/* a stretch of blocks, in scan order, still to be returned */
+typedef struct DioSegment
+{
+	bool		direct;
+	BlockNumber start;
+	BlockNumber nblocks;
+} DioSegment;
+
+#define DIO_SEGQ_SIZE		256
+#define DIO_MAX_BUFFERED_RUN 4096
+
+typedef struct DioScanState
+{
+	CustomScanState css;
+
+	Relation	rel;
+	Snapshot	snapshot;
+	bool		direct_ok;		/* snapshot and isolation allow direct reads */
+	bool		started;
+
+	/* block source */
+	BlockNumber nblocks;		/* serial: blocks at scan start */
+	BlockNumber next;			/* serial: next block to classify */
+	BlockNumber held_blk;		/* a block taken from the source, not yet queued */
+	int			held_class;
+	bool		exhausted;
+
+	/* classification */
+	Buffer		vmbuf;
+	DioStream  *stream;
+	int			max_run;
+
+	/* segments queued: their direct reads are already submitted */
+	DioSegment	segq[DIO_SEGQ_SIZE];
+	int			seg_head;
+	int			seg_count;
+
+	/* current direct run and page */
+	bool		have_run;
+	DioRun		run;
+	int			page_idx;
+	int			run_direct;
+	int			run_verify;
+	Page		page;
+	BlockNumber page_blk;
+	OffsetNumber off;
+	OffsetNumber maxoff;
+	HeapTupleData tuple;
+
+	/* buffered blocks: a heap TID-range scan */
+	TableScanDesc hscan;
+	TupleTableSlot *bslot;
+	bool		buffered_active;
+
+	/* parallel */
+	DioScanShared *shared;
+	ParallelBlockTableScanWorkerData pwork;
+	bool		pwork_ready;
+
+	DioScanCounters counters;	/* this process */
+	DioScanCounters workers_sum;	/* leader: copied at shutdown */
+	DioScanCounters *worker_copy;	/* leader: per worker, for VERBOSE */
+	int			nworkers_copied;
+} DioScanState;
+
+bool		pg_dio_enable_direct_scan = true;
+int			pg_dio_direct_scan_threshold = 2048;
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+static Plan *dio_plan_custom_path(PlannerInfo *root, RelOptInfo *rel,
+								  CustomPath *best_path, List *tlist,
+								  List *clauses, List *custom_plans);
+static Node *dio_create_scan_state(CustomScan *cscan);
+static void dio_begin_scan(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *dio_exec_scan(CustomScanState *node);
+static void dio_end_scan(CustomScanState *node);
+static void dio_rescan(CustomScanState *node);
+static Size dio_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void dio_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+							   void *coordinate);
+static void dio_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+								 void *coordinate);
+static void dio_initialize_worker(CustomScanState *node, shm_toc *toc,
+								  void *coordinate);
+static void dio_shutdown_scan(CustomScanState *node);
+static void dio_explain_scan(CustomScanState *node, List *ancestors,
+							 ExplainState *es);
+
+static const CustomPathMethods dio_path_methods = {
+	.CustomName = "DirectSeqScan",
+	.PlanCustomPath = dio_plan_custom_path,
+};
+
+static const CustomScanMethods dio_scan_methods = {
+	.CustomName = "DirectSeqScan",
+	.CreateCustomScanState = dio_create_scan_state,
+};
+
+static const CustomExecMethods dio_exec_methods = {
+	.CustomName = "DirectSeqScan",
+	.BeginCustomScan = dio_begin_scan,
+	.ExecCustomScan = dio_exec_scan,
+	.EndCustomScan = dio_end_scan,
+	.ReScanCustomScan = dio_rescan,
+	.EstimateDSMCustomScan = dio_estimate_dsm,
+	.InitializeDSMCustomScan = dio_initialize_dsm,
+	.ReInitializeDSMCustomScan = dio_reinitialize_dsm,
+	.InitializeWorkerCustomScan = dio_initialize_worker,
+	.ShutdownCustomScan = dio_shutdown_scan,
+	.ExplainCustomScan = dio_explain_scan,
+};
+
+/* ======================================================================
+ * Planner
+ * ====================================================================== */
+
+/*
+ * Is every query level up to the top a plain SELECT without row marks?  Rows
+ * that UPDATE, DELETE, MERGE or SELECT FOR UPDATE/SHARE act on (and
+ * EvalPlanQual rechecks) are never read directly; neither is anything an
+ * INSERT reads.
+ */
+static bool
+dio_plain_select(PlannerInfo *root)
+{
+	for (PlannerInfo *r = root; r != NULL; r = r->parent_root)
+	{
+		Query	   *q = r->parse;
+
+		if (q->commandType != CMD_SELECT || q->rowMarks != NIL ||
+			q->hasModifyingCTE)
+			return false;
+	}
+	return true;
+}
+
+static CustomPath *
+dio_make_path(PlannerInfo *root, RelOptInfo *rel, Path *seq)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = seq->pathtarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = seq->parallel_aware;
+	cpath->path.parallel_safe = seq->parallel_safe;
+	cpath->path.parallel_workers = seq->parallel_workers;
+	cpath->path.rows = seq->rows;
+	cpath->path.disabled_nodes = seq->disabled_nodes;
+	cpath->path.startup_cost = seq->startup_cost;
+	/* just below the SeqScan it replaces: wins against it, changes nothing else */
+	cpath->path.total_cost = seq->total_cost * 0.9999;
+	cpath->path.pathkeys = NIL;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = NIL;
+	cpath->custom_private = NIL;
+	cpath->methods = &dio_path_methods;
+	return cpath;
+}
+
+static void
+dio_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+					 RangeTblEntry *rte)
+{
+	ListCell   *lc;
+	List	   *new_paths = NIL;
+	List	   *new_partial = NIL;
+
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+
+	if (!pg_dio_enable_direct_scan || !dio_stats_available())
+		return;
+	if (rel->reloptkind != RELOPT_BASEREL &&
+		rel->reloptkind != RELOPT_OTHER_MEMBER_REL)
+		return;
+	if (rte->rtekind != RTE_RELATION || rte->inh || rte->tablesample != NULL)
+		return;
+	if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW)
+		return;
+	if (rel->pages < (BlockNumber) pg_dio_direct_scan_threshold)
+		return;
+	if (get_rel_persistence(rte->relid) == RELPERSISTENCE_TEMP ||
+		get_rel_relam(rte->relid) != HEAP_TABLE_AM_OID)
+		return;
+	if (!dio_plain_select(root))
+		return;
+
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *p = (Path *) lfirst(lc);
+
+		if (p->pathtype == T_SeqScan && p->param_info == NULL)
+			new_paths = lappend(new_paths, dio_make_path(root, rel, p));
+	}
+	foreach(lc, rel->partial_pathlist)
+	{
+		Path	   *p = (Path *) lfirst(lc);
+
+		if (p->pathtype == T_SeqScan && p->param_info == NULL)
+			new_partial = lappend(new_partial, dio_make_path(root, rel, p));
+	}
+	/* add_path may free paths of the list we walk: add afterwards */
+	foreach(lc, new_paths)
+		add_path(rel, (Path *) lfirst(lc));
+	foreach(lc, new_partial)
+		add_partial_path(rel, (Path *) lfirst(lc));
+}
+
+static Plan *
+dio_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+					 List *tlist, List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = NIL;
+	cscan->custom_private = NIL;
+	cscan->custom_scan_tlist = NIL;
+	cscan->custom_relids = NULL;
+	cscan->methods = &dio_scan_methods;
+	return &cscan->scan.plan;
+}
+
+/* ======================================================================
+ * Executor: classification
+ * ====================================================================== */
+
+/* Is the block in shared buffers (valid or being read)? */
+static bool
+dio_block_resident(Relation rel, BlockNumber blk)
+{
+	BufferTag	tag;
+	uint32		hash;
+	LWLock	   *lock;
+	int			id;
+
+	InitBufferTag(&tag, &rel->rd_locator, MAIN_FORKNUM, blk);
+	hash = BufTableHashCode(&tag);
+	lock = BufMappingPartitionLock(hash);
+	LWLockAcquire(lock, LW_SHARED);
+	id = BufTableLookup(&tag, hash);
+	LWLockRelease(lock);
+	return id >= 0;
+}
+
+/* -1: read directly; otherwise the DioScanReason for the buffer manager */
+static int
+dio_classify(DioScanState *st, BlockNumber blk)
+{
+	if (!st->direct_ok)
+		return DIO_SR_ISOLATION;
+	if (!VM_ALL_VISIBLE(st->rel, blk, &st->vmbuf))
+		return DIO_SR_NOT_ALL_VISIBLE;
+	if (dio_block_resident(st->rel, blk))
+		return DIO_SR_RESIDENT;
+	return -1;
+}
+
+/* Next block this process scans, in order; InvalidBlockNumber at the end. */
+static BlockNumber
+dio_source_next(DioScanState *st, int *cls)
+{
+	BlockNumber blk;
+
+	if (st->held_blk != InvalidBlockNumber)
+	{
+		blk = st->held_blk;
+		*cls = st->held_class;
+		st->held_blk = InvalidBlockNumber;
+		return blk;
+	}
+	if (st->exhausted)
+		return InvalidBlockNumber;
+
+	if (st->shared != NULL)
+	{
+		if (!st->pwork_ready)
+		{
+			table_block_parallelscan_startblock_init(st->rel, &st->pwork,
+													 &st->shared->pscan);
+			st->pwork_ready = true;
+		}
+		blk = table_block_parallelscan_nextpage(st->rel, &st->pwork,
+												&st->shared->pscan);
+	}
+	else
+		blk = st->next < st->nblocks ? st->next++ : InvalidBlockNumber;
+
+	if (blk == InvalidBlockNumber)
+	{
+		st->exhausted = true;
+		return blk;
+	}
+	*cls = dio_classify(st, blk);
+	if (*cls >= 0)
+		st->counters.buffered[*cls]++;
+	return blk;
+}
+
+static void
+dio_source_hold(DioScanState *st, BlockNumber blk, int cls)
+{
+	Assert(st->held_blk == InvalidBlockNumber);
+	st->held_blk = blk;
+	st->held_class = cls;
+}
+
+/*
+ * Classify blocks ahead of the consumer and queue them as segments, submitting
+ * the direct ones to the engine, until the queue or the engine is full.
+ */
+static void
+dio_fill(DioScanState *st)
+{
+	while (st->seg_count < DIO_SEGQ_SIZE)
+	{
+		int			cls;
+		int			c2;
+		BlockNumber first = dio_source_next(st, &cls);
+		BlockNumber n = 1;
+		bool		direct = (cls < 0);
+		BlockNumber limit;
+		DioSegment *seg;
+
+		if (first == InvalidBlockNumber)
+			break;
+		if (direct && !dio_stream_can_submit(st->stream))
+		{
+			dio_source_hold(st, first, cls);
+			break;
+		}
+
+		limit = direct ? (BlockNumber) st->max_run : DIO_MAX_BUFFERED_RUN;
+		while (n < limit)
+		{
+			BlockNumber b;
+
+			/* a direct run never crosses a segment file boundary */
+			if (direct && (first + n) % RELSEG_SIZE == 0)
+				break;
+			b = dio_source_next(st, &c2);
+			if (b == InvalidBlockNumber)
+				break;
+			if (b != first + n || (c2 < 0) != direct)
+			{
+				dio_source_hold(st, b, c2);
+				break;
+			}
+			n++;
+		}
+
+		if (direct)
+			dio_stream_submit(st->stream, first, (int) n);
+		seg = &st->segq[(st->seg_head + st->seg_count) % DIO_SEGQ_SIZE];
+		seg->direct = direct;
+		seg->start = first;
+		seg->nblocks = n;
+		st->seg_count++;
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* ======================================================================
+ * Executor: returning tuples
+ * ====================================================================== */
+
+/* Start returning the visible tuples of blocks [start, start + n) buffered. */
+static void
+dio_start_buffered(DioScanState *st, BlockNumber start, BlockNumber n)
+{
+	ItemPointerData mintid;
+	ItemPointerData maxtid;
+
+	ItemPointerSet(&mintid, start, FirstOffsetNumber);
+	ItemPointerSet(&maxtid, start + n - 1, MaxOffsetNumber);
+	table_rescan_tidrange(st->hscan, &mintid, &maxtid);
+	st->buffered_active = true;
+}
+
+/* May the direct image of 'blk' be used?  (rules 4 of the file header) */
+static bool
+dio_page_usable(DioScanState *st, Page page, BlockNumber blk)
+{
+	bool		checksum_failure = false;
+
+	if (!PageIsVerified(page, blk, 0, &checksum_failure))
+		return false;
+	if (PageIsNew(page) || !PageIsAllVisible(page))
+		return false;
+	return !dio_block_resident(st->rel, blk);
+}
+
+/* The current run is used up: count it and give its memory back. */
+static void
+dio_release_run(DioScanState *st)
+{
+	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
+	dio_stats_count_blocks(st->run_direct, DIO_FB_VERIFY, st->run_verify);
+	if (st->run.nvalid < st->run.nblocks)
+		dio_stats_count_blocks(0, st->run.reason, st->run.nblocks - st->run.nvalid);
+	dio_stream_release(st->stream, &st->run);
+	st->have_run = false;
+}
+
+static TupleTableSlot *
+dio_scan_next(ScanState *ss)
+{
+	DioScanState *st = (DioScanState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+
+	for (;;)
+	{
+		/* 1. the rest of the current direct page */
+		if (st->page != NULL)
+		{
+			while (st->off <= st->maxoff)
+			{
+				OffsetNumber off = st->off++;
+				ItemId		lp = PageGetItemId(st->page, off);
+
+				if (!ItemIdIsNormal(lp))
+					continue;
+				st->tuple.t_data = (HeapTupleHeader) PageGetItem(st->page, lp);
+				st->tuple.t_len = ItemIdGetLength(lp);
+				ItemPointerSet(&st->tuple.t_self, st->page_blk, off);
+				pgstat_count_heap_getnext(st->rel);
+				return ExecStoreHeapTuple(&st->tuple, slot, false);
+			}
+			st->page = NULL;
+		}
+
+		/* 2. buffered blocks under way */
+		if (st->buffered_active)
+		{
+			if (table_scan_getnextslot_tidrange(st->hscan, ForwardScanDirection,
+												st->bslot))
+				return ExecStoreHeapTuple(ExecFetchSlotHeapTuple(st->bslot, false, NULL),
+										  slot, false);
+			st->buffered_active = false;
+		}
+
+		CHECK_FOR_INTERRUPTS();
+
+		/* 3. the next page of the current direct run */
+		if (st->have_run)
+		{
+			if (st->page_idx < st->run.nblocks)
+			{
+				int			i = st->page_idx++;
+				BlockNumber blk = st->run.first + i;
+				Page		page = (Page) (st->run.data + (size_t) i * BLCKSZ);
+
+				if (i < st->run.nvalid && dio_page_usable(st, page, blk))
+				{
+					st->counters.direct_blocks++;
+					st->run_direct++;
+					st->page = page;
+					st->page_blk = blk;
+					st->off = FirstOffsetNumber;
+					st->maxoff = PageGetMaxOffsetNumber(page);
+				}
+				else
+				{
+					if (i < st->run.nvalid)
+					{
+						st->counters.buffered[DIO_SR_VERIFY]++;
+						st->run_verify++;
+					}
+					else
+						st->counters.buffered[DIO_SR_IO]++;
+					dio_start_buffered(st, blk, 1);
+				}
+				continue;
+			}
+			dio_release_run(st);
+		}
+
+		/* 4. the next segment */
+		dio_fill(st);
+		if (st->seg_count == 0)
+			return ExecClearTuple(slot);
+		{
+			DioSegment	seg = st->segq[st->seg_head];
+
+			st->seg_head = (st->seg_head + 1) % DIO_SEGQ_SIZE;
+			st->seg_count--;
+			if (!seg.direct)
+			{
+				dio_start_buffered(st, seg.start, seg.nblocks);
+				continue;
+			}
+			if (!dio_stream_next(st->stream, &st->run))
+				elog(ERROR, "pg_dio: direct read of block %u missing", seg.start);
+			Assert(st->run.first == seg.start && st->run.nblocks == (int) seg.nblocks);
+			st->have_run = true;
+			st->page_idx = 0;
+			st->run_direct = 0;
+			st->run_verify = 0;
+			if (st->run.issued)
+			{
+				st->counters.reads++;
+				st->counters.read_bytes += (uint64) st->run.nblocks * BLCKSZ;
+				pgstat_count_io_op(IOOBJECT_RELATION, IOCONTEXT_BULKREAD, IOOP_READ,
+								   1, (uint64) st->run.nblocks * BLCKSZ);
+			}
+		}
+	}
+}
+
+static bool
+dio_scan_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+/* ======================================================================
+ * Executor: node callbacks
+ * ====================================================================== */
+
+static Node *
+dio_create_scan_state(CustomScan *cscan)
+{
+	DioScanState *st = palloc0(sizeof(DioScanState));
+
+	NodeSetTag(st, T_CustomScanState);
+	st->css.methods = &dio_exec_methods;
+	st->css.slotOps = &TTSOpsHeapTuple;
+	return (Node *) st;
+}
+
+/* Reset the scan position (start, rescan). */
+static void
+dio_scan_reset(DioScanState *st)
+{
+	if (st->have_run)
+		dio_release_run(st);
+	st->page = NULL;
+	st->buffered_active = false;
+	st->seg_head = st->seg_count = 0;
+	st->held_blk = InvalidBlockNumber;
+	st->exhausted = false;
+	st->next = 0;
+	st->nblocks = RelationGetNumberOfBlocks(st->rel);
+	st->pwork_ready = false;
+}
+
+static void
+dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
+{
+	DioScanState *st = (DioScanState *) node;
+
+	st->rel = node->ss.ss_currentRelation;
+	st->snapshot = estate->es_snapshot;
+	st->vmbuf = InvalidBuffer;
+	st->held_blk = InvalidBlockNumber;
+	st->tuple.t_tableOid = RelationGetRelid(st->rel);
+
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+
+	/*
+	 * SERIALIZABLE needs core's relation predicate lock and per-tuple
+	 * conflict checks on a locked buffer: take the lock, read buffered.
+	 */
+	st->direct_ok = IsMVCCSnapshot(st->snapshot) &&
+		!st->snapshot->takenDuringRecovery &&
+		!IsolationIsSerializable();
+	if (IsolationIsSerializable())
+		PredicateLockRelation(st->rel, st->snapshot);
+
+	st->hscan = st->rel->rd_tableam->scan_begin(st->rel, st->snapshot, 0, NULL, NULL,
+												SO_TYPE_TIDRANGESCAN |
+												SO_ALLOW_PAGEMODE | SO_ALLOW_STRAT);
+	st->bslot = table_slot_create(st->rel, NULL);
+	st->stream = dio_stream_begin(st->rel, MAIN_FORKNUM);
+	st->max_run = dio_stream_max_blocks(st->stream);
+	pgstat_count_heap_scan(st->rel);
+	dio_scan_reset(st);
+	st->started = true;
+}
+
+static TupleTableSlot *
+dio_exec_scan(CustomScanState *node)
+{
+	return ExecScan(&node->ss, dio_scan_next, dio_scan_recheck);
+}
+
+static void
+dio_end_scan(CustomScanState *node)
+{
+	DioScanState *st = (DioScanState *) node;
+
+	if (!st->started)
+		return;
+	if (st->have_run)
+		dio_release_run(st);
+	{
+		uint64		waits,
+					wait_us;
+
+		dio_stream_wait_stats(st->stream, &waits, &wait_us);
+		st->counters.waits = waits;
+		st->counters.wait_us = wait_us;
+	}
+	dio_stream_end(st->stream);
+	st->stream = NULL;
+	ExecDropSingleTupleTableSlot(st->bslot);
+	table_endscan(st->hscan);
+	if (BufferIsValid(st->vmbuf))
+		ReleaseBuffer(st->vmbuf);
+	st->vmbuf = InvalidBuffer;
+	st->started = false;
+}
+
+static void
+dio_rescan(CustomScanState *node)
+{
+	DioScanState *st = (DioScanState *) node;
+	uint64		waits,
+				wait_us;
+
+	if (!st->started)
+		return;
+	/* drop reads queued for the old position */
+	if (st->have_run)
+		dio_release_run(st);
+	dio_stream_wait_stats(st->stream, &waits, &wait_us);
+	st->counters.waits += waits;
+	st->counters.wait_us += wait_us;
+	dio_stream_end(st->stream);
+	st->stream = dio_stream_begin(st->rel, MAIN_FORKNUM);
+	st->max_run = dio_stream_max_blocks(st->stream);
+	dio_scan_reset(st);
+	ExecScanReScan(&node->ss);
+}
+
+/* ---------- parallel ---------- */
+
+static Size
+dio_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return add_size(offsetof(DioScanShared, workers),
+					mul_size(pcxt->nworkers, sizeof(DioScanCounters)));
+}
+
+static void
+dio_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	DioScanState *st = (DioScanState *) node;
+	DioScanShared *shared = (DioScanShared *) coordinate;
+
+	table_block_parallelscan_initialize(st->rel, (ParallelTableScanDesc) &shared->pscan);
+	shared->nworkers = pcxt->nworkers;
+	memset(shared->workers, 0, sizeof(DioScanCounters) * pcxt->nworkers);
+	st->shared = shared;
+	st->pwork_ready = false;
+}
+
+static void
+dio_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	DioScanState *st = (DioScanState *) node;
+	DioScanShared *shared = (DioScanShared *) coordinate;
+
+	table_block_parallelscan_reinitialize(st->rel, (ParallelTableScanDesc) &shared->pscan);
+	memset(shared->workers, 0, sizeof(DioScanCounters) * shared->nworkers);
+}
+
+static void
+dio_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	DioScanState *st = (DioScanState *) node;
+
+	st->shared = (DioScanShared *) coordinate;
+	st->pwork_ready = false;
+}
+
+static void
+dio_counters_add(DioScanCounters *dst, const DioScanCounters *src)
+{
+	dst->direct_blocks += src->direct_blocks;
+	dst->reads += src->reads;
+	dst->read_bytes += src->read_bytes;
+	dst->waits += src->waits;
+	dst->wait_us += src->wait_us;
+	for (int i = 0; i < DIO_SR_COUNT; i++)
+		dst->buffered[i] += src->buffered[i];
+}
+
+/* Snapshot of this process's counters, including waits so far. */
+static DioScanCounters
+dio_current_counters(DioScanState *st)
+{
+	DioScanCounters c = st->counters;
+
+	if (st->stream != NULL)
+	{
+		uint64		waits,
+					wait_us;
+
+		dio_stream_wait_stats(st->stream, &waits, &wait_us);
+		c.waits += waits;
+		c.wait_us += wait_us;
+	}
+	return c;
+}
+
+static void
+dio_shutdown_scan(CustomScanState *node)
+{
+	DioScanState *st = (DioScanState *) node;
+
+	if (st->shared == NULL)
+		return;
+	if (IsParallelWorker())
+	{
+		if (ParallelWorkerNumber >= 0 && ParallelWorkerNumber < st->shared->nworkers)
+			st->shared->workers[ParallelWorkerNumber] = dio_current_counters(st);
+		return;
+	}
+	/* leader: the DSM goes away before EXPLAIN prints */
+	memset(&st->workers_sum, 0, sizeof(st->workers_sum));
+	st->nworkers_copied = st->shared->nworkers;
+	st->worker_copy = palloc(sizeof(DioScanCounters) * Max(1, st->nworkers_copied));
+	for (int i = 0; i < st->nworkers_copied; i++)
+	{
+		st->worker_copy[i] = st->shared->workers[i];
+		dio_counters_add(&st->workers_sum, &st->worker_copy[i]);
+	}
+}
+
+/* ---------- EXPLAIN ---------- */
+
+static void
+dio_explain_counters(const DioScanCounters *c, ExplainState *es)
+{
+	uint64		buffered = 0;
+
+	for (int i = 0; i < DIO_SR_COUNT; i++)
+		buffered += c->buffered[i];
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		ExplainIndentText(es);
+		appendStringInfo(es->str, "Direct I/O: blocks=" UINT64_FORMAT " count=" UINT64_FORMAT
+						 " waits=" UINT64_FORMAT " size=%.0fkB wait time=%.3f ms\n",
+						 c->direct_blocks, c->reads, c->waits,
+						 c->reads ? (double) c->read_bytes / c->reads / 1024.0 : 0.0,
+						 (double) c->wait_us / 1000.0);
+		ExplainIndentText(es);
+		appendStringInfo(es->str, "Buffered: blocks=" UINT64_FORMAT, buffered);
+		for (int i = 0; i < DIO_SR_COUNT; i++)
+			if (c->buffered[i] > 0)
+				appendStringInfo(es->str, " %s=" UINT64_FORMAT,
+								 dio_scan_reason_names[i], c->buffered[i]);
+		appendStringInfoChar(es->str, '\n');
+	}
+	else
+	{
+		ExplainPropertyUInteger("Direct Blocks", NULL, c->direct_blocks, es);
+		ExplainPropertyUInteger("Direct Reads", NULL, c->reads, es);
+		ExplainPropertyUInteger("Direct Read Bytes", NULL, c->read_bytes, es);
+		ExplainPropertyUInteger("Direct Read Waits", NULL, c->waits, es);
+		ExplainPropertyFloat("Direct Read Wait Time", "ms", (double) c->wait_us / 1000.0, 3, es);
+		ExplainPropertyUInteger("Buffered Blocks", NULL, buffered, es);
+		ExplainPropertyUInteger("Buffered Resident", NULL, c->buffered[DIO_SR_RESIDENT], es);
+		ExplainPropertyUInteger("Buffered Not All-Visible", NULL, c->buffered[DIO_SR_NOT_ALL_VISIBLE], es);
+		ExplainPropertyUInteger("Buffered Isolation", NULL, c->buffered[DIO_SR_ISOLATION], es);
+		ExplainPropertyUInteger("Buffered Verification", NULL, c->buffered[DIO_SR_VERIFY], es);
+		ExplainPropertyUInteger("Buffered I/O Fallback", NULL, c->buffered[DIO_SR_IO], es);
+	}
+}
+
+static void
+dio_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	DioScanState *st = (DioScanState *) node;
+	DioScanCounters total;
+
+	if (!es->analyze)
+		return;
+	total = dio_current_counters(st);
+	dio_counters_add(&total, &st->workers_sum);
+	dio_explain_counters(&total, es);
+
+	if (es->verbose && st->worker_copy != NULL)
+	{
+		for (int i = 0; i < st->nworkers_copied; i++)
+		{
+			if (es->format == EXPLAIN_FORMAT_TEXT)
+			{
+				ExplainIndentText(es);
+				appendStringInfo(es->str, "Worker %d:\n", i);
+				es->indent++;
+				dio_explain_counters(&st->worker_copy[i], es);
+				es->indent--;
+			}
+			else
+			{
+				char		label[32];
+
+				snprintf(label, sizeof(label), "Worker %d", i);
+				ExplainOpenGroup(label, label, true, es);
+				dio_explain_counters(&st->worker_copy[i], es);
+				ExplainCloseGroup(label, label, true, es);
+			}
+		}
+	}
+}
+
+/* ======================================================================
+ * Setup
+ * ====================================================================== */
+
+void
+dio_scan_init(void)
+{
+	DefineCustomBoolVariable("pg_dio.enable_direct_scan",
+							 "Lets the planner replace sequential scans of large heap tables by DirectSeqScan.",
+							 NULL,
+							 &pg_dio_enable_direct_scan,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_dio.direct_scan_threshold",
+							"Smallest table (as the planner estimates it) that DirectSeqScan reads.",
+							NULL,
+							&pg_dio_direct_scan_threshold,
+							2048, 0, INT_MAX / 2,
+							PGC_USERSET, GUC_UNIT_BLOCKS,
+							NULL, NULL, NULL);
+
+	RegisterCustomScanMethods(&dio_scan_methods);
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = dio_set_rel_pathlist;
+}
