@@ -55,3 +55,68 @@ CREATE TABLE dio_t (id int, pad text) WITH (autovacuum_enabled = off);
 INSERT INTO dio_t SELECT g, repeat(md5(g::text), 4) FROM generate_series(1, 60000) g;
 VACUUM (ANALYZE) dio_t;
 SELECT pg_relation_size('dio_t') / 8192 AS dio_t_blocks;
+
+-- Run a query with DirectSeqScan on and off (same transaction); say whether
+-- the first plan used it and the second did not, and whether the results are
+-- the same multiset (ordered => also in the same order).
+CREATE FUNCTION dio_compare(q text, ordered boolean DEFAULT false) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    saved text := current_setting('pg_dio.enable_direct_scan');
+    plan text;
+    agg text := CASE WHEN ordered THEN 'array_agg(x::text)'
+                     ELSE 'array_agg(x::text ORDER BY x::text)' END;
+    r_on text[];
+    r_off text[];
+BEGIN
+    PERFORM set_config('pg_dio.enable_direct_scan', 'on', true);
+    SELECT string_agg(p, E'\n') INTO plan FROM dio_plan(q) p;
+    IF plan NOT LIKE '%DirectSeqScan%' THEN
+        PERFORM set_config('pg_dio.enable_direct_scan', saved, true);
+        RETURN 'no DirectSeqScan in the plan';
+    END IF;
+    EXECUTE format('SELECT %s FROM (%s) x', agg, q) INTO r_on;
+    PERFORM set_config('pg_dio.enable_direct_scan', 'off', true);
+    SELECT string_agg(p, E'\n') INTO plan FROM dio_plan(q) p;
+    EXECUTE format('SELECT %s FROM (%s) x', agg, q) INTO r_off;
+    PERFORM set_config('pg_dio.enable_direct_scan', saved, true);
+    IF plan LIKE '%DirectSeqScan%' THEN
+        RETURN 'DirectSeqScan although disabled';
+    END IF;
+    IF r_on IS NOT DISTINCT FROM r_off THEN
+        RETURN format('same, %s rows', coalesce(cardinality(r_on), 0));
+    END IF;
+    RETURN format('DIFFERENT: %s rows direct, %s rows core',
+                  coalesce(cardinality(r_on), 0), coalesce(cardinality(r_off), 0));
+END
+$$;
+
+-- The plan of a query, one line a row, without costs.
+CREATE FUNCTION dio_plan(q text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+BEGIN
+    RETURN QUERY EXECUTE 'EXPLAIN (COSTS OFF) ' || q;
+END
+$$;
+
+-- What the DirectSeqScan nodes of a query did (EXPLAIN ANALYZE, summed).
+CREATE FUNCTION dio_scan_stats(q text,
+    OUT nodes int, OUT direct_blocks bigint, OUT direct_reads bigint,
+    OUT buffered bigint, OUT resident bigint, OUT not_all_visible bigint,
+    OUT isolation bigint, OUT verification bigint, OUT io_fallback bigint,
+    OUT parallel_nodes int)
+LANGUAGE plpgsql AS $$
+DECLARE
+    j jsonb;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO j;
+    SELECT count(*), sum((n->>'Direct Blocks')::bigint), sum((n->>'Direct Reads')::bigint),
+           sum((n->>'Buffered Blocks')::bigint), sum((n->>'Buffered Resident')::bigint),
+           sum((n->>'Buffered Not All-Visible')::bigint), sum((n->>'Buffered Isolation')::bigint),
+           sum((n->>'Buffered Verification')::bigint), sum((n->>'Buffered I/O Fallback')::bigint),
+           count(*) FILTER (WHERE (n->>'Parallel Aware')::boolean)
+      INTO nodes, direct_blocks, direct_reads, buffered, resident, not_all_visible,
+           isolation, verification, io_fallback, parallel_nodes
+      FROM jsonb_path_query(j, 'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n;
+END
+$$;

@@ -1,0 +1,231 @@
+--
+-- direct_scan: DirectSeqScan replaces SeqScan where it may, returns exactly
+-- what core's SeqScan returns, and reads directly only what is safe
+--
+CREATE EXTENSION pg_buffercache;
+SET max_parallel_workers_per_gather = 0;
+SET pg_dio.direct_scan_threshold = 0;	-- test tables are small
+
+-- a table of many shapes: NULLs, TOAST, a dropped column, a column added
+-- with a default after the fact (missing attributes), HOT chains, deleted rows
+CREATE TABLE ds (id int, a text, b int, c text, d numeric)
+    WITH (autovacuum_enabled = off, fillfactor = 80);
+ALTER TABLE ds ALTER COLUMN c SET STORAGE EXTERNAL;
+INSERT INTO ds
+SELECT g,
+       CASE WHEN g % 7 = 0 THEN NULL ELSE 'a' || g END,
+       g % 13,
+       CASE WHEN g % 500 = 0 THEN repeat(md5(g::text), 100) ELSE md5(g::text) END,
+       CASE WHEN g % 11 = 0 THEN NULL ELSE g / 3.0 END
+  FROM generate_series(1, 40000) g;
+ALTER TABLE ds DROP COLUMN b;
+ALTER TABLE ds ADD COLUMN e int DEFAULT 42;
+UPDATE ds SET d = d + 1 WHERE id % 50 = 0;		-- HOT, mostly
+DELETE FROM ds WHERE id % 97 = 0;
+VACUUM (FREEZE, ANALYZE) ds;
+SELECT pg_relation_size('ds') / 8192 AS ds_blocks \gset
+-- nothing of it in shared buffers: every block can be read directly
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+
+-- plan
+SELECT dio_plan('SELECT * FROM ds');
+SELECT dio_plan('SELECT id, e FROM ds WHERE id % 3 = 0 LIMIT 5');
+
+-- all blocks all-visible and not resident: every block read directly
+SELECT nodes, direct_blocks = :ds_blocks AS all_direct, buffered
+  FROM dio_scan_stats('SELECT count(*) FROM ds');
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+
+-- same rows as core, in the same order
+SELECT dio_compare('SELECT * FROM ds', true);
+SELECT dio_compare('SELECT ctid, tableoid::regclass, xmin, xmax, cmin, * FROM ds', true);
+SELECT dio_compare('SELECT id, length(c), e FROM ds WHERE c IS NOT NULL AND id % 2 = 1', true);
+SELECT dio_compare('SELECT count(*), sum(id), count(a), count(d), sum(e), sum(length(c)) FROM ds');
+SELECT dio_compare('SELECT id FROM ds WHERE a IS NULL OR d IS NULL', true);
+SELECT dio_compare('SELECT * FROM ds LIMIT 17', true);
+SELECT dio_compare('SELECT * FROM ds OFFSET 39000', true);
+
+-- resident blocks are read through the buffer manager
+SELECT count(*) FROM ds WHERE id < 5000;	-- makes the first blocks resident (no strategy: small table)
+SELECT nodes, direct_blocks + buffered = :ds_blocks AS accounted, resident > 0 AS some_resident
+  FROM dio_scan_stats('SELECT count(*) FROM ds');
+
+-- blocks not all-visible (and the transaction's own uncommitted changes)
+BEGIN;
+UPDATE ds SET a = 'changed' WHERE id % 1000 = 1;
+INSERT INTO ds (id, a) VALUES (-1, 'mine');
+DELETE FROM ds WHERE id BETWEEN 20000 AND 20100;
+SELECT dio_compare('SELECT * FROM ds', true);
+SELECT dio_compare('SELECT id, a FROM ds WHERE a = ''changed'' OR id < 0', true);
+SELECT nodes, not_all_visible > 0 AS some_not_all_visible FROM dio_scan_stats('SELECT * FROM ds');
+ROLLBACK;
+SELECT dio_compare('SELECT count(*), sum(id) FROM ds');
+
+-- a table never vacuumed: nothing all-visible, all buffered, same rows
+CREATE TABLE ds_fresh WITH (autovacuum_enabled = off) AS SELECT * FROM ds;
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds_fresh');
+SELECT nodes, direct_blocks, not_all_visible > 0 AS all_buffered FROM dio_scan_stats('SELECT * FROM ds_fresh');
+SELECT dio_compare('SELECT * FROM ds_fresh', true);
+-- partly vacuumed: the vacuumed part direct, the rest buffered
+VACUUM ds_fresh;
+UPDATE ds_fresh SET e = 1 WHERE id > 35000;
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_fresh');
+SELECT nodes, direct_blocks > 0 AS some_direct, not_all_visible > 0 AS some_buffered
+  FROM dio_scan_stats('SELECT * FROM ds_fresh');
+SELECT dio_compare('SELECT * FROM ds_fresh', true);
+
+-- unlogged tables
+CREATE UNLOGGED TABLE ds_unlogged AS SELECT * FROM ds;
+VACUUM ds_unlogged;
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_unlogged');
+SELECT dio_compare('SELECT * FROM ds_unlogged', true);
+
+-- partitions and inheritance children
+CREATE TABLE ds_parted (id int, a text) PARTITION BY RANGE (id);
+CREATE TABLE ds_p1 PARTITION OF ds_parted FOR VALUES FROM (0) TO (20000) WITH (autovacuum_enabled = off);
+CREATE TABLE ds_p2 PARTITION OF ds_parted FOR VALUES FROM (20000) TO (50000) WITH (autovacuum_enabled = off);
+INSERT INTO ds_parted SELECT id, a FROM ds;
+VACUUM ds_p1, ds_p2;
+SELECT dio_plan('SELECT * FROM ds_parted');
+SELECT dio_compare('SELECT tableoid::regclass, * FROM ds_parted');
+CREATE TABLE ds_parent (id int, a text) WITH (autovacuum_enabled = off);
+CREATE TABLE ds_child () INHERITS (ds_parent) WITH (autovacuum_enabled = off);
+INSERT INTO ds_parent SELECT id, a FROM ds WHERE id < 10000;
+INSERT INTO ds_child SELECT id, a FROM ds WHERE id >= 10000;
+VACUUM ds_parent, ds_child;
+SELECT dio_plan('SELECT * FROM ds_parent');
+SELECT dio_compare('SELECT tableoid::regclass, * FROM ds_parent');
+
+-- a materialized view
+CREATE MATERIALIZED VIEW ds_mv AS SELECT id, a FROM ds;
+VACUUM ds_mv;
+SELECT dio_compare('SELECT * FROM ds_mv', true);
+
+-- rescans: a correlated subquery scans ds again for every outer row
+CREATE TABLE ds_small AS SELECT g AS id FROM generate_series(1, 5) g;
+SELECT dio_plan('SELECT s.id, (SELECT count(*) FROM ds WHERE ds.id % 5 = s.id - 1) FROM ds_small s');
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT dio_compare('SELECT s.id, (SELECT count(*) FROM ds WHERE ds.id % 5 = s.id - 1), (SELECT sum(id) FROM ds WHERE ds.id % 5 = s.id - 1 AND id > 30000) FROM ds_small s', true);
+
+-- cursors: backward fetch gets a Material node above the scan
+BEGIN;
+SELECT dio_plan('SELECT id FROM ds') LIMIT 1;
+DECLARE cur SCROLL CURSOR FOR SELECT id FROM ds;
+FETCH 3 FROM cur;
+FETCH BACKWARD 2 FROM cur;
+FETCH ABSOLUTE 1000 FROM cur;
+FETCH BACKWARD 1 FROM cur;
+MOVE LAST IN cur;
+FETCH BACKWARD 2 FROM cur;
+COMMIT;
+EXPLAIN (COSTS OFF) DECLARE cur2 SCROLL CURSOR FOR SELECT id FROM ds;
+
+-- where it must not be used
+SELECT dio_plan('SELECT * FROM ds FOR UPDATE');
+SELECT dio_plan('SELECT * FROM ds FOR SHARE');
+EXPLAIN (COSTS OFF) UPDATE ds_small SET id = ds_small.id FROM ds WHERE ds.id = ds_small.id;
+EXPLAIN (COSTS OFF) DELETE FROM ds_small USING ds WHERE ds.id = ds_small.id;
+EXPLAIN (COSTS OFF) MERGE INTO ds_small t USING ds s ON t.id = s.id
+    WHEN MATCHED THEN UPDATE SET id = s.id;
+EXPLAIN (COSTS OFF) INSERT INTO ds_small SELECT id FROM ds;
+EXPLAIN (COSTS OFF) WITH u AS (UPDATE ds_small SET id = id RETURNING id) SELECT count(*) FROM ds, u;
+CREATE TEMP TABLE ds_temp AS SELECT * FROM ds;
+SELECT dio_plan('SELECT * FROM ds_temp');
+SET pg_dio.enable_direct_scan = off;
+SELECT dio_plan('SELECT * FROM ds');
+RESET pg_dio.enable_direct_scan;
+RESET pg_dio.direct_scan_threshold;		-- default: 2048 blocks (16 MB)
+SELECT dio_plan('SELECT * FROM ds');
+SET pg_dio.direct_scan_threshold = 0;
+SET enable_seqscan = off;				-- a disabled SeqScan stays disabled
+EXPLAIN (COSTS OFF) SELECT * FROM ds;
+RESET enable_seqscan;
+
+-- SERIALIZABLE: core's relation predicate lock, every block buffered
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT nodes, direct_blocks, isolation = :ds_blocks AS all_isolation FROM dio_scan_stats('SELECT count(*) FROM ds');
+SELECT locktype, mode, relation::regclass FROM pg_locks
+ WHERE pid = pg_backend_pid() AND mode = 'SIReadLock' AND relation = 'ds'::regclass;
+SELECT dio_compare('SELECT * FROM ds', true);
+COMMIT;
+-- (the rolled-back changes above cleared the all-visible bits of some blocks)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT nodes, direct_blocks > 0 AS direct, isolation, direct_blocks + not_all_visible = :ds_blocks AS accounted
+  FROM dio_scan_stats('SELECT count(*) FROM ds');
+COMMIT;
+
+-- parallel
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+SELECT dio_plan('SELECT count(*), sum(id) FROM ds');
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT nodes, direct_blocks + buffered = :ds_blocks AS every_block_once, direct_blocks > 0 AS some_direct
+  FROM dio_scan_stats('SELECT count(*) FROM ds');
+SELECT dio_compare('SELECT count(*), sum(id), sum(length(c)), count(a) FROM ds');
+SELECT dio_compare('SELECT * FROM ds');
+SELECT dio_compare('SELECT a, count(*) FROM ds GROUP BY a');
+RESET parallel_leader_participation;
+SELECT dio_compare('SELECT * FROM ds');
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+
+-- direct reads are in pg_stat_io (bulkread) and pg_stat_user_tables
+SET max_parallel_workers_per_gather = 0;
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT pg_stat_force_next_flush();
+SELECT sum(reads) AS io_reads_before FROM pg_stat_io
+ WHERE backend_type = 'client backend' AND object = 'relation' AND context = 'bulkread' \gset
+SELECT seq_scan AS seq_before, seq_tup_read AS tup_before FROM pg_stat_user_tables WHERE relname = 'ds' \gset
+SELECT direct_reads AS reads FROM dio_scan_stats('SELECT count(*) FROM ds') \gset
+SELECT pg_stat_force_next_flush();
+SELECT :reads > 0 AS read_directly, sum(reads) - :io_reads_before >= :reads AS io_counted FROM pg_stat_io
+ WHERE backend_type = 'client backend' AND object = 'relation' AND context = 'bulkread';
+SELECT seq_scan - :seq_before AS seq_scans, seq_tup_read - :tup_before = (SELECT count(*) FROM ds) AS tuples_counted
+  FROM pg_stat_user_tables WHERE relname = 'ds';
+
+-- faults during DirectSeqScan, serial and parallel: same rows, fallbacks counted
+CREATE TABLE ds_f WITH (autovacuum_enabled = off) AS SELECT * FROM ds;
+VACUUM (FREEZE) ds_f;
+-- a bulk-loaded table ends in empty pages, which are not all-visible
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_f');
+SELECT direct_blocks AS f_blocks, not_all_visible AS f_empty FROM dio_scan_stats('SELECT * FROM ds_f') \gset
+SELECT count(*) = :f_empty AS the_rest_not_all_visible
+  FROM generate_series(:f_blocks, pg_relation_size('ds_f') / 8192 - 1) b;
+CREATE FUNCTION ds_fault(fault text, parallel boolean,
+    OUT direct bigint, OUT buffered_io bigint, OUT buffered_verify bigint,
+    OUT parallel_nodes int, OUT compare text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('pg_dio.inject_fault', fault, true);
+    PERFORM set_config('pg_dio.inject_delay', '1ms', true);
+    PERFORM set_config('max_parallel_workers_per_gather', CASE WHEN parallel THEN '2' ELSE '0' END, true);
+    PERFORM set_config('parallel_setup_cost', '0', true);
+    PERFORM set_config('min_parallel_table_scan_size', '0', true);
+    PERFORM pg_buffercache_evict_relation('ds_f');
+    SELECT s.direct_blocks, s.io_fallback, s.verification, s.parallel_nodes
+      INTO direct, buffered_io, buffered_verify, parallel_nodes
+      FROM dio_scan_stats('SELECT count(*) FROM ds_f') s;
+    PERFORM pg_buffercache_evict_relation('ds_f');
+    compare := dio_compare('SELECT * FROM ds_f', NOT parallel);
+END
+$$;
+SELECT f.fault, p.parallel, r.parallel_nodes, r.direct = :f_blocks AS all_direct,
+       r.buffered_io = :f_blocks AS all_io_fallback, r.buffered_verify = :f_blocks AS all_verify_fallback,
+       r.compare
+  FROM (VALUES ('none'), ('eio'), ('short_read'), ('ring_setup'), ('odirect_einval'), ('delay'), ('corrupt')) f(fault),
+       (VALUES (false), (true)) p(parallel),
+       LATERAL ds_fault(f.fault, p.parallel) r
+ ORDER BY p.parallel, f.fault;
+SELECT reads_submitted = reads_completed AS all_reaped, reads_in_flight
+  FROM pg_dio_backend_stats(pg_backend_pid());
+
+DROP TABLE ds_f;
+DROP FUNCTION ds_fault;
+DROP TABLE ds_fresh, ds_unlogged, ds_parted, ds_parent, ds_child, ds_small, ds_temp;
+DROP MATERIALIZED VIEW ds_mv;
