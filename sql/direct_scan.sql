@@ -88,6 +88,22 @@ INSERT INTO ds_parted SELECT id, a FROM ds;
 VACUUM ds_p1, ds_p2;
 SELECT dio_plan('SELECT * FROM ds_parted');
 SELECT dio_compare('SELECT tableoid::regclass, * FROM ds_parted');
+-- many partitions: each scan holds an engine stream only while it reads
+CREATE TABLE ds_many (id int, a text) PARTITION BY HASH (id);
+DO $$
+BEGIN
+    FOR i IN 0..79 LOOP
+        EXECUTE format('CREATE TABLE ds_many_%s PARTITION OF ds_many FOR VALUES WITH (MODULUS 80, REMAINDER %s)', i, i);
+    END LOOP;
+END $$;
+INSERT INTO ds_many SELECT id, a FROM ds;
+VACUUM ds_many;
+SELECT sum(e.buffers_evicted) > 0 AS evicted
+  FROM pg_class c, pg_buffercache_evict_relation(c.oid) e WHERE c.relname LIKE 'ds\_many\_%';
+SELECT count(*) FROM dio_plan('SELECT * FROM ds_many') p WHERE p LIKE '%DirectSeqScan%';
+SELECT nodes, direct_blocks > 0 AS some_direct, io_fallback FROM dio_scan_stats('SELECT * FROM ds_many');
+SELECT dio_compare('SELECT tableoid::regclass, * FROM ds_many');
+DROP TABLE ds_many;
 CREATE TABLE ds_parent (id int, a text) WITH (autovacuum_enabled = off);
 CREATE TABLE ds_child () INHERITS (ds_parent) WITH (autovacuum_enabled = off);
 INSERT INTO ds_parent SELECT id, a FROM ds WHERE id < 10000;

@@ -332,6 +332,16 @@ dio_stream_alloc(void)
 	return NULL;				/* keep compiler quiet */
 }
 
+/* Can dio_stream_begin() be called without running out of streams? */
+bool
+dio_stream_slot_free(void)
+{
+	for (int i = 0; i < DIO_MAX_STREAMS; i++)
+		if (dio_streams[i] == NULL || !dio_streams[i]->in_use)
+			return true;
+	return false;
+}
+
 /*
  * Open a stream on a fork of a permanent or unlogged relation.  Never fails
  * for lack of io_uring or O_DIRECT: such a stream completes every read at once

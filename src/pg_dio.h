@@ -155,6 +155,7 @@ typedef struct DioRun
 	int			slot;			/* engine-private */
 } DioRun;
 
+extern bool dio_stream_slot_free(void);
 extern DioStream *dio_stream_begin(Relation rel, ForkNumber fork);
 extern int	dio_stream_max_blocks(DioStream *s);
 extern bool dio_stream_can_submit(DioStream *s);

@@ -134,6 +134,7 @@ typedef struct DioScanState
 	Buffer		vmbuf;
 	DioStream  *stream;
 	int			max_run;
+	bool		no_stream;		/* the engine had no stream for us */
 
 	/* segments queued: their direct reads are already submitted */
 	DioSegment	segq[DIO_SEGQ_SIZE];
@@ -173,6 +174,8 @@ int			pg_dio_direct_scan_threshold = 2048;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
+static void dio_open_stream(DioScanState *st);
+static void dio_close_stream(DioScanState *st);
 static Plan *dio_plan_custom_path(PlannerInfo *root, RelOptInfo *rel,
 								  CustomPath *best_path, List *tlist,
 								  List *clauses, List *custom_plans);
@@ -361,6 +364,8 @@ dio_classify(DioScanState *st, BlockNumber blk)
 {
 	if (!st->direct_ok)
 		return DIO_SR_ISOLATION;
+	if (st->stream == NULL)
+		return DIO_SR_IO;		/* no engine stream to be had */
 	if (!VM_ALL_VISIBLE(st->rel, blk, &st->vmbuf))
 		return DIO_SR_NOT_ALL_VISIBLE;
 	if (dio_block_resident(st->rel, blk))
@@ -424,6 +429,9 @@ dio_source_hold(DioScanState *st, BlockNumber blk, int cls)
 static void
 dio_fill(DioScanState *st)
 {
+	if (st->stream == NULL && !st->no_stream && !st->exhausted)
+		dio_open_stream(st);
+
 	while (st->seg_count < DIO_SEGQ_SIZE)
 	{
 		int			cls;
@@ -590,7 +598,10 @@ dio_scan_next(ScanState *ss)
 		/* 4. the next segment */
 		dio_fill(st);
 		if (st->seg_count == 0)
+		{
+			dio_close_stream(st);
 			return ExecClearTuple(slot);
+		}
 		{
 			DioSegment	seg = st->segq[st->seg_head];
 
@@ -640,12 +651,10 @@ dio_create_scan_state(CustomScan *cscan)
 	return (Node *) st;
 }
 
-/* Reset the scan position (start, rescan). */
+/* Reset the scan position (first fetch, rescan). */
 static void
 dio_scan_reset(DioScanState *st)
 {
-	if (st->have_run)
-		dio_release_run(st);
 	st->page = NULL;
 	st->buffered_active = false;
 	st->seg_head = st->seg_count = 0;
@@ -654,6 +663,53 @@ dio_scan_reset(DioScanState *st)
 	st->next = 0;
 	st->nblocks = RelationGetNumberOfBlocks(st->rel);
 	st->pwork_ready = false;
+}
+
+/*
+ * The engine stream lives only while the scan has blocks left: opened at the
+ * first fill, closed when the scan is exhausted, so that an Append over many
+ * partitions holds one at a time.
+ */
+static void
+dio_open_stream(DioScanState *st)
+{
+	Assert(st->stream == NULL);
+	if (!dio_stream_slot_free())
+	{
+		st->no_stream = true;	/* every block goes buffered */
+		return;
+	}
+	st->stream = dio_stream_begin(st->rel, MAIN_FORKNUM);
+	st->max_run = dio_stream_max_blocks(st->stream);
+}
+
+static void
+dio_close_stream(DioScanState *st)
+{
+	uint64		waits,
+				wait_us;
+
+	if (st->have_run)
+		dio_release_run(st);
+	if (st->stream == NULL)
+		return;
+	dio_stream_wait_stats(st->stream, &waits, &wait_us);
+	st->counters.waits += waits;
+	st->counters.wait_us += wait_us;
+	dio_stream_end(st->stream);
+	st->stream = NULL;
+}
+
+/* First fetch: the heap scan for buffered blocks. */
+static void
+dio_scan_open(DioScanState *st)
+{
+	st->hscan = st->rel->rd_tableam->scan_begin(st->rel, st->snapshot, 0, NULL, NULL,
+												SO_TYPE_TIDRANGESCAN |
+												SO_ALLOW_PAGEMODE | SO_ALLOW_STRAT);
+	st->bslot = table_slot_create(st->rel, NULL);
+	pgstat_count_heap_scan(st->rel);
+	dio_scan_reset(st);
 }
 
 static void
@@ -679,21 +735,16 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 		!IsolationIsSerializable();
 	if (IsolationIsSerializable())
 		PredicateLockRelation(st->rel, st->snapshot);
-
-	st->hscan = st->rel->rd_tableam->scan_begin(st->rel, st->snapshot, 0, NULL, NULL,
-												SO_TYPE_TIDRANGESCAN |
-												SO_ALLOW_PAGEMODE | SO_ALLOW_STRAT);
-	st->bslot = table_slot_create(st->rel, NULL);
-	st->stream = dio_stream_begin(st->rel, MAIN_FORKNUM);
-	st->max_run = dio_stream_max_blocks(st->stream);
-	pgstat_count_heap_scan(st->rel);
-	dio_scan_reset(st);
 	st->started = true;
 }
 
 static TupleTableSlot *
 dio_exec_scan(CustomScanState *node)
 {
+	DioScanState *st = (DioScanState *) node;
+
+	if (st->hscan == NULL)
+		dio_scan_open(st);
 	return ExecScan(&node->ss, dio_scan_next, dio_scan_recheck);
 }
 
@@ -704,20 +755,11 @@ dio_end_scan(CustomScanState *node)
 
 	if (!st->started)
 		return;
-	if (st->have_run)
-		dio_release_run(st);
-	{
-		uint64		waits,
-					wait_us;
-
-		dio_stream_wait_stats(st->stream, &waits, &wait_us);
-		st->counters.waits = waits;
-		st->counters.wait_us = wait_us;
-	}
-	dio_stream_end(st->stream);
-	st->stream = NULL;
-	ExecDropSingleTupleTableSlot(st->bslot);
-	table_endscan(st->hscan);
+	dio_close_stream(st);
+	if (st->bslot != NULL)
+		ExecDropSingleTupleTableSlot(st->bslot);
+	if (st->hscan != NULL)
+		table_endscan(st->hscan);
 	if (BufferIsValid(st->vmbuf))
 		ReleaseBuffer(st->vmbuf);
 	st->vmbuf = InvalidBuffer;
@@ -728,21 +770,13 @@ static void
 dio_rescan(CustomScanState *node)
 {
 	DioScanState *st = (DioScanState *) node;
-	uint64		waits,
-				wait_us;
 
 	if (!st->started)
 		return;
-	/* drop reads queued for the old position */
-	if (st->have_run)
-		dio_release_run(st);
-	dio_stream_wait_stats(st->stream, &waits, &wait_us);
-	st->counters.waits += waits;
-	st->counters.wait_us += wait_us;
-	dio_stream_end(st->stream);
-	st->stream = dio_stream_begin(st->rel, MAIN_FORKNUM);
-	st->max_run = dio_stream_max_blocks(st->stream);
-	dio_scan_reset(st);
+	/* reads queued for the old position are cancelled and dropped */
+	dio_close_stream(st);
+	if (st->hscan != NULL)
+		dio_scan_reset(st);
 	ExecScanReScan(&node->ss);
 }
 
