@@ -3,6 +3,7 @@
 #
 #   make demo     set up, build, install, run the demo on a throwaway cluster
 #   make test     set up, build, install, run every test suite
+#   make stress   the same with a 5-minute differential stress run
 #   make bench    the benchmark suite (see test/bench/)
 #   make cluster / make cluster-stop   a throwaway cluster for a human
 
@@ -39,7 +40,7 @@ all install installcheck:
 	@echo "pg_dio: no PostgreSQL 18 found; run 'make demo', 'make test' or test/setup.sh first" >&2; exit 1
 endif
 
-.PHONY: setup demo test bench cluster cluster-stop
+.PHONY: setup demo test stress bench cluster cluster-stop
 
 setup:
 	test/setup.sh
@@ -51,6 +52,11 @@ demo: setup
 test: setup
 	$(MAKE) PG_CONFIG=$$(test/scripts/pg_config.sh) install
 	test/run_tests.sh $(REGRESS)
+
+# the test suites with a long differential stress run (PG_DIO_STRESS_SECONDS)
+stress: setup
+	$(MAKE) PG_CONFIG=$$(test/scripts/pg_config.sh) install
+	PG_DIO_STRESS_SECONDS=$${PG_DIO_STRESS_SECONDS:-300} test/run_tests.sh $(REGRESS)
 
 bench: setup
 	$(MAKE) PG_CONFIG=$$(test/scripts/pg_config.sh) install

@@ -85,6 +85,17 @@ run_suite isolation "$PGXSDIR/src/test/isolation/pg_isolation_regress" --bindir=
 	--inputdir="$PG_DIO_ROOT/test/isolation" --outputdir="$OUT/isolation" \
 	--dbname=isolation_regression --load-extension=pg_dio "${ISOLATION[@]}"
 
+# --- differential stress (DirectSeqScan on vs off under concurrent change) ---
+STRESS_SECONDS=${PG_DIO_STRESS_SECONDS:-20}
+echo "== differential stress: ${STRESS_SECONDS} s"
+if python3 "$PG_DIO_ROOT/test/stress/differential.py" --seconds "$STRESS_SECONDS" 2>&1 |
+	tee "$OUT/stress.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+	failed_suites+=(stress)
+fi
+
 # --- without shared_preload_libraries --------------------------------------
 echo "== pg_regress without shared_preload_libraries: nopreload"
 "$PG_DIO_ROOT/test/cluster.sh" destroy nopreload >/dev/null 2>&1
