@@ -5,6 +5,9 @@
 CREATE EXTENSION pg_buffercache;
 SET max_parallel_workers_per_gather = 0;
 SET pg_dio.direct_scan_threshold = 0;	-- test tables are small
+-- pg_buffercache_evict_relation leaves pages in the OS page cache; this test
+-- wants them read directly anyway (the OS-cache path is tested at the end)
+SET pg_dio.os_cache_check = off;
 
 -- a table of many shapes: NULLs, TOAST, a dropped column, a column added
 -- with a default after the fact (missing attributes), HOT chains, deleted rows
@@ -241,7 +244,18 @@ SELECT f.fault, p.parallel, r.parallel_nodes, r.direct = :f_blocks AS all_direct
 SELECT reads_submitted = reads_completed AS all_reaped, reads_in_flight
   FROM pg_dio_backend_stats(pg_backend_pid());
 
-DROP TABLE ds_f;
+-- chunks in the OS page cache go through the buffer manager
+RESET pg_dio.os_cache_check;
+SELECT count(*) FROM ds_f;			-- read through shared buffers, so the OS caches it
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_f');
+SELECT nodes, direct_blocks, os_cached = :f_blocks AS all_os_cached
+  FROM dio_scan_stats('SELECT count(*) FROM ds_f');
+SELECT dio_compare('SELECT * FROM ds_f', true);
+SET pg_dio.os_cache_check = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_f');
+SELECT nodes, direct_blocks = :f_blocks AS all_direct, os_cached
+  FROM dio_scan_stats('SELECT count(*) FROM ds_f');
+
 DROP FUNCTION ds_fault;
-DROP TABLE ds_fresh, ds_unlogged, ds_parted, ds_parent, ds_child, ds_small, ds_temp;
+DROP TABLE ds_f, ds_fresh, ds_unlogged, ds_parted, ds_parent, ds_child, ds_small, ds_temp;
 DROP MATERIALIZED VIEW ds_mv;

@@ -104,7 +104,7 @@ CREATE FUNCTION dio_scan_stats(q text,
     OUT nodes int, OUT direct_blocks bigint, OUT direct_reads bigint,
     OUT buffered bigint, OUT resident bigint, OUT not_all_visible bigint,
     OUT isolation bigint, OUT verification bigint, OUT io_fallback bigint,
-    OUT parallel_nodes int)
+    OUT os_cached bigint, OUT parallel_nodes int)
 LANGUAGE plpgsql AS $$
 DECLARE
     j jsonb;
@@ -114,9 +114,10 @@ BEGIN
            sum((n->>'Buffered Blocks')::bigint), sum((n->>'Buffered Resident')::bigint),
            sum((n->>'Buffered Not All-Visible')::bigint), sum((n->>'Buffered Isolation')::bigint),
            sum((n->>'Buffered Verification')::bigint), sum((n->>'Buffered I/O Fallback')::bigint),
+           sum((n->>'Buffered OS-Cached')::bigint),
            count(*) FILTER (WHERE (n->>'Parallel Aware')::boolean)
       INTO nodes, direct_blocks, direct_reads, buffered, resident, not_all_visible,
-           isolation, verification, io_fallback, parallel_nodes
+           isolation, verification, io_fallback, os_cached, parallel_nodes
       FROM jsonb_path_query(j, 'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n;
 END
 $$;

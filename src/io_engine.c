@@ -39,6 +39,7 @@
 
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <liburing.h>
@@ -936,6 +937,95 @@ dio_stream_next(DioStream *s, DioRun *run)
 	run->data = r->buf;
 	run->slot = slot;
 	return true;
+}
+
+/*
+ * Page-cache residency of a range of a segment file: cachestat(2) where the
+ * kernel has it (6.5+), mincore(2) over a temporary mapping otherwise.
+ */
+#ifndef __NR_cachestat
+#if defined(__x86_64__) || defined(__aarch64__)
+#define __NR_cachestat 451
+#endif
+#endif
+
+struct dio_cachestat_range
+{
+	uint64		off;
+	uint64		len;
+};
+
+struct dio_cachestat
+{
+	uint64		nr_cache;
+	uint64		nr_dirty;
+	uint64		nr_writeback;
+	uint64		nr_evicted;
+	uint64		nr_recently_evicted;
+};
+
+static bool dio_have_cachestat = true;
+
+/* Bytes of [off, off + len) of fd in the OS page cache, or -1 if unknown. */
+static int64
+dio_cached_bytes(int fd, off_t off, size_t len)
+{
+	long		pagesize = sysconf(_SC_PAGESIZE);
+	void	   *map;
+	unsigned char *vec;
+	size_t		npages;
+	int64		cached = 0;
+
+#ifdef __NR_cachestat
+	if (dio_have_cachestat)
+	{
+		struct dio_cachestat_range range = {(uint64) off, (uint64) len};
+		struct dio_cachestat cs;
+
+		if (syscall(__NR_cachestat, fd, &range, &cs, 0) == 0)
+			return (int64) cs.nr_cache * pagesize;
+		if (errno == ENOSYS)
+			dio_have_cachestat = false;
+		else
+			return -1;
+	}
+#endif
+	npages = (len + pagesize - 1) / pagesize;
+	map = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, off);
+	if (map == MAP_FAILED)
+		return -1;
+	vec = palloc(npages);
+	if (mincore(map, len, vec) == 0)
+	{
+		for (size_t i = 0; i < npages; i++)
+			cached += (vec[i] & 1) ? pagesize : 0;
+	}
+	else
+		cached = -1;
+	pfree(vec);
+	munmap(map, len);
+	return cached;
+}
+
+/*
+ * How many of blocks [first, first + nblocks) (one segment) are in the OS
+ * page cache?  -1 if that cannot be told.
+ */
+int
+dio_stream_os_cached(DioStream *s, BlockNumber first, int nblocks)
+{
+	DioFallback reason;
+	int			segfd;
+	int64		bytes;
+
+	if (s->unusable || dio_broken)
+		return -1;
+	segfd = dio_stream_segfd(s, first / RELSEG_SIZE, &reason);
+	if (segfd < 0)
+		return -1;
+	bytes = dio_cached_bytes(s->fds[segfd].fd, (off_t) (first % RELSEG_SIZE) * BLCKSZ,
+							 (size_t) nblocks * BLCKSZ);
+	return bytes < 0 ? -1 : (int) (bytes / BLCKSZ);
 }
 
 /* How often, and how long, the stream's consumer waited for reads. */

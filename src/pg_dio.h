@@ -40,6 +40,7 @@ extern PGDLLIMPORT int pg_dio_inject_fault;
 extern PGDLLIMPORT int pg_dio_inject_delay_ms;
 extern PGDLLIMPORT bool pg_dio_enable_direct_scan;
 extern PGDLLIMPORT int pg_dio_direct_scan_threshold;
+extern PGDLLIMPORT bool pg_dio_os_cache_check;
 
 /* ---------- DirectSeqScan (scan_direct.c) ---------- */
 
@@ -162,6 +163,7 @@ extern bool dio_stream_can_submit(DioStream *s);
 extern void dio_stream_submit(DioStream *s, BlockNumber first, int nblocks);
 extern bool dio_stream_next(DioStream *s, DioRun *run);
 extern void dio_stream_release(DioStream *s, DioRun *run);
+extern int	dio_stream_os_cached(DioStream *s, BlockNumber first, int nblocks);
 extern void dio_stream_wait_stats(DioStream *s, uint64 *waits, uint64 *wait_us);
 extern void dio_stream_end(DioStream *s);
 extern void dio_note_fallback(DioFallback reason, const char *detail);

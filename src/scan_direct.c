@@ -47,6 +47,7 @@
 #include "access/tableam.h"
 #include "access/visibilitymap.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class_d.h"
 #include "commands/explain.h"
@@ -77,13 +78,17 @@ typedef enum DioScanReason
 	DIO_SR_ISOLATION,			/* snapshot or isolation level */
 	DIO_SR_VERIFY,				/* direct image failed a check */
 	DIO_SR_IO,					/* the engine could not read it */
+	DIO_SR_OS_CACHED,			/* its chunk is in the OS page cache */
 } DioScanReason;
 
-#define DIO_SR_COUNT (DIO_SR_IO + 1)
+#define DIO_SR_COUNT (DIO_SR_OS_CACHED + 1)
 
 static const char *const dio_scan_reason_names[DIO_SR_COUNT] = {
-	"resident", "not all-visible", "isolation", "verification", "I/O fallback"
+	"resident", "not all-visible", "isolation", "verification", "I/O fallback", "OS-cached"
 };
+
+/* OS page-cache residency is checked per chunk of this many blocks (8 MB) */
+#define DIO_CACHE_CHUNK		1024
 
 typedef struct DioScanCounters
 {
@@ -93,6 +98,7 @@ typedef struct DioScanCounters
 	uint64		waits;
 	uint64		wait_us;
 	uint64		buffered[DIO_SR_COUNT];
+	uint64		os_cached_chunks;
 } DioScanCounters;
 
 /* parallel scans: in the DSM */
@@ -135,6 +141,9 @@ typedef struct DioScanState
 	DioStream  *stream;
 	int			max_run;
 	bool		no_stream;		/* the engine had no stream for us */
+	BlockNumber cache_chunk;	/* chunk whose OS-cache state we know */
+	bool		chunk_cached;
+	bool		post_check;		/* re-check residency after the read */
 
 	/* segments queued: their direct reads are already submitted */
 	DioSegment	segq[DIO_SEGQ_SIZE];
@@ -170,6 +179,7 @@ typedef struct DioScanState
 } DioScanState;
 
 bool		pg_dio_enable_direct_scan = true;
+bool		pg_dio_os_cache_check = true;
 int			pg_dio_direct_scan_threshold = 2048;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
@@ -358,6 +368,31 @@ dio_block_resident(Relation rel, BlockNumber blk)
 	return id >= 0;
 }
 
+/*
+ * Is the chunk of 'blk' mostly in the OS page cache?  Then core's buffered
+ * path reads it at memory speed (and verifies its checksums in the I/O
+ * workers, off this backend's CPU): direct reads would only be slower.
+ */
+static bool
+dio_chunk_os_cached(DioScanState *st, BlockNumber blk)
+{
+	BlockNumber chunk = blk / DIO_CACHE_CHUNK;
+
+	if (chunk != st->cache_chunk)
+	{
+		BlockNumber first = chunk * DIO_CACHE_CHUNK;
+		BlockNumber end = Max(st->nblocks, blk + 1);
+		int			n = (int) Min((BlockNumber) DIO_CACHE_CHUNK, end - first);
+		int			cached = dio_stream_os_cached(st->stream, first, n);
+
+		st->cache_chunk = chunk;
+		st->chunk_cached = (cached >= 0 && cached * 2 >= n);
+		if (st->chunk_cached)
+			st->counters.os_cached_chunks++;
+	}
+	return st->chunk_cached;
+}
+
 /* -1: read directly; otherwise the DioScanReason for the buffer manager */
 static int
 dio_classify(DioScanState *st, BlockNumber blk)
@@ -370,6 +405,8 @@ dio_classify(DioScanState *st, BlockNumber blk)
 		return DIO_SR_NOT_ALL_VISIBLE;
 	if (dio_block_resident(st->rel, blk))
 		return DIO_SR_RESIDENT;
+	if (pg_dio_os_cache_check && dio_chunk_os_cached(st, blk))
+		return DIO_SR_OS_CACHED;
 	return -1;
 }
 
@@ -507,7 +544,14 @@ dio_page_usable(DioScanState *st, Page page, BlockNumber blk)
 		return false;
 	if (PageIsNew(page) || !PageIsAllVisible(page))
 		return false;
-	return !dio_block_resident(st->rel, blk);
+
+	/*
+	 * Without checksums, a read torn by a concurrent write would go unnoticed:
+	 * such a write needs the block resident, so check again.  With checksums
+	 * the checksum catches it, and any untorn all-visible image -- older or
+	 * newer than our check -- is a correct view for our snapshot (file header).
+	 */
+	return !st->post_check || !dio_block_resident(st->rel, blk);
 }
 
 /* The current run is used up: count it and give its memory back. */
@@ -663,6 +707,7 @@ dio_scan_reset(DioScanState *st)
 	st->next = 0;
 	st->nblocks = RelationGetNumberOfBlocks(st->rel);
 	st->pwork_ready = false;
+	st->cache_chunk = InvalidBlockNumber;
 }
 
 /*
@@ -735,6 +780,7 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 		!IsolationIsSerializable();
 	if (IsolationIsSerializable())
 		PredicateLockRelation(st->rel, st->snapshot);
+	st->post_check = !DataChecksumsEnabled();
 	st->started = true;
 }
 
@@ -829,6 +875,7 @@ dio_counters_add(DioScanCounters *dst, const DioScanCounters *src)
 	dst->read_bytes += src->read_bytes;
 	dst->waits += src->waits;
 	dst->wait_us += src->wait_us;
+	dst->os_cached_chunks += src->os_cached_chunks;
 	for (int i = 0; i < DIO_SR_COUNT; i++)
 		dst->buffered[i] += src->buffered[i];
 }
@@ -899,6 +946,8 @@ dio_explain_counters(const DioScanCounters *c, ExplainState *es)
 			if (c->buffered[i] > 0)
 				appendStringInfo(es->str, " %s=" UINT64_FORMAT,
 								 dio_scan_reason_names[i], c->buffered[i]);
+		if (c->os_cached_chunks > 0)
+			appendStringInfo(es->str, " (OS-cached chunks=" UINT64_FORMAT ")", c->os_cached_chunks);
 		appendStringInfoChar(es->str, '\n');
 	}
 	else
@@ -914,6 +963,8 @@ dio_explain_counters(const DioScanCounters *c, ExplainState *es)
 		ExplainPropertyUInteger("Buffered Isolation", NULL, c->buffered[DIO_SR_ISOLATION], es);
 		ExplainPropertyUInteger("Buffered Verification", NULL, c->buffered[DIO_SR_VERIFY], es);
 		ExplainPropertyUInteger("Buffered I/O Fallback", NULL, c->buffered[DIO_SR_IO], es);
+		ExplainPropertyUInteger("Buffered OS-Cached", NULL, c->buffered[DIO_SR_OS_CACHED], es);
+		ExplainPropertyUInteger("OS-Cached Chunks", NULL, c->os_cached_chunks, es);
 	}
 }
 
@@ -975,6 +1026,14 @@ dio_scan_init(void)
 							2048, 0, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_BLOCKS,
 							NULL, NULL, NULL);
+
+	DefineCustomBoolVariable("pg_dio.os_cache_check",
+							 "Lets DirectSeqScan read chunks that are in the OS page cache through the buffer manager.",
+							 NULL,
+							 &pg_dio_os_cache_check,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 
 	RegisterCustomScanMethods(&dio_scan_methods);
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;

@@ -211,6 +211,7 @@ SELECT results_eq(
              ('pg_dio.inject_delay', 'integer', 'ms', '1', '60000', 'superuser', '200'),
              ('pg_dio.inject_fault', 'enum', NULL, NULL, NULL, 'superuser', 'none'),
              ('pg_dio.io_size', 'integer', 'kB', '8', '1024', 'user', '256'),
+             ('pg_dio.os_cache_check', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.queue_depth', 'integer', NULL, '1', '128', 'user', '32')$$,
     'pg_dio''s settings: type, unit, range, context and default');
 SELECT is((SELECT enumvals FROM pg_catalog.pg_settings WHERE name = 'pg_dio.inject_fault'),

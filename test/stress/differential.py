@@ -106,6 +106,7 @@ def reader(db, deadline, seed, stats):
             f"SET LOCAL pg_dio.queue_depth = {rng.choice([1, 4, 32, 128])};",
             f"SET LOCAL pg_dio.inject_fault = '{rng.choice(FAULTS)}';",
             "SET LOCAL pg_dio.direct_scan_threshold = 0;",
+            f"SET LOCAL pg_dio.os_cache_check = {rng.choice(['on', 'off', 'off'])};",
         ]
         if parallel:
             settings += ["SET LOCAL max_parallel_workers_per_gather = 2;",
