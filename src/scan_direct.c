@@ -52,6 +52,7 @@
 #include "catalog/pg_class_d.h"
 #include "commands/explain.h"
 #include "commands/explain_format.h"
+#include "executor/execScan.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
 #include "miscadmin.h"
@@ -63,6 +64,7 @@
 #include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
+#include "storage/read_stream.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -118,7 +120,8 @@ typedef struct DioSegment
 } DioSegment;
 
 #define DIO_SEGQ_SIZE		256
-#define DIO_MAX_BUFFERED_RUN 4096
+/* buffered stretches are long: each one restarts the heap scan's read stream */
+#define DIO_MAX_BUFFERED_RUN 65536
 
 typedef struct DioScanState
 {
@@ -128,6 +131,7 @@ typedef struct DioScanState
 	Snapshot	snapshot;
 	bool		direct_ok;		/* snapshot and isolation allow direct reads */
 	bool		started;
+	bool		opened;			/* first fetch done */
 
 	/* block source */
 	BlockNumber nblocks;		/* serial: blocks at scan start */
@@ -145,9 +149,14 @@ typedef struct DioScanState
 	bool		chunk_cached;
 	bool		post_check;		/* re-check residency after the read */
 
-	/* segments queued: their direct reads are already submitted */
+	/*
+	 * Segments queued, by absolute sequence number (slot = seq % size): the
+	 * direct ones are already submitted.  The head segment is removed only
+	 * once used up, so the buffered read stream's cursor never points at a
+	 * slot that was reused.
+	 */
 	DioSegment	segq[DIO_SEGQ_SIZE];
-	int			seg_head;
+	uint64		seg_first;
 	int			seg_count;
 
 	/* current direct run and page */
@@ -162,10 +171,20 @@ typedef struct DioScanState
 	OffsetNumber maxoff;
 	HeapTupleData tuple;
 
-	/* buffered blocks: a heap TID-range scan */
-	TableScanDesc hscan;
-	TupleTableSlot *bslot;
-	bool		buffered_active;
+	/* buffered blocks: a core read stream over them, page-at-a-time visibility */
+	ReadStream *bstream;
+	BufferAccessStrategy bstrategy;
+	uint64		bq_seq;			/* read stream cursor: segment ... */
+	BlockNumber bq_off;			/* ... and block within it */
+	bool		buffered_active;	/* consuming the head (buffered) segment */
+	BlockNumber bseg_next;
+	BlockNumber bseg_end;
+	BlockNumber single_blk;		/* a direct block to read again buffered */
+	Buffer		cur_buf;		/* pinned page whose tuples we return */
+	int			nvis;
+	int			vis_idx;
+	OffsetNumber vis[MaxHeapTuplesPerPage];
+	bool		check_serializable;
 
 	/* parallel */
 	DioScanShared *shared;
@@ -508,7 +527,7 @@ dio_fill(DioScanState *st)
 
 		if (direct)
 			dio_stream_submit(st->stream, first, (int) n);
-		seg = &st->segq[(st->seg_head + st->seg_count) % DIO_SEGQ_SIZE];
+		seg = &st->segq[(st->seg_first + st->seg_count) % DIO_SEGQ_SIZE];
 		seg->direct = direct;
 		seg->start = first;
 		seg->nblocks = n;
@@ -521,17 +540,106 @@ dio_fill(DioScanState *st)
  * Executor: returning tuples
  * ====================================================================== */
 
-/* Start returning the visible tuples of blocks [start, start + n) buffered. */
-static void
-dio_start_buffered(DioScanState *st, BlockNumber start, BlockNumber n)
+/*
+ * Read stream callback: the next block of a queued buffered segment, in scan
+ * order; InvalidBlockNumber when none is known yet (the stream is reset when
+ * more are queued).
+ */
+static BlockNumber
+dio_buffered_next_block(ReadStream *stream, void *private, void *per_buffer_data)
 {
-	ItemPointerData mintid;
-	ItemPointerData maxtid;
+	DioScanState *st = (DioScanState *) private;
 
-	ItemPointerSet(&mintid, start, FirstOffsetNumber);
-	ItemPointerSet(&maxtid, start + n - 1, MaxOffsetNumber);
-	table_rescan_tidrange(st->hscan, &mintid, &maxtid);
-	st->buffered_active = true;
+	if (st->bq_seq < st->seg_first)
+	{
+		st->bq_seq = st->seg_first;
+		st->bq_off = 0;
+	}
+	while (st->bq_seq < st->seg_first + st->seg_count)
+	{
+		DioSegment *seg = &st->segq[st->bq_seq % DIO_SEGQ_SIZE];
+
+		if (!seg->direct && st->bq_off < seg->nblocks)
+			return seg->start + st->bq_off++;
+		st->bq_seq++;
+		st->bq_off = 0;
+	}
+	return InvalidBlockNumber;
+}
+
+/* The next buffer of the buffered read stream, which must hold 'blk'. */
+static Buffer
+dio_buffered_next_buffer(DioScanState *st, BlockNumber blk)
+{
+	Buffer		buf;
+
+	if (st->bstream == NULL)
+		st->bstream = read_stream_begin_relation(READ_STREAM_SEQUENTIAL | READ_STREAM_USE_BATCHING,
+												 st->bstrategy,
+												 st->rel, MAIN_FORKNUM,
+												 dio_buffered_next_block, st, 0);
+	buf = read_stream_next_buffer(st->bstream, NULL);
+	if (buf == InvalidBuffer)
+	{
+		/* the callback had run out of queued blocks: resume it */
+		read_stream_reset(st->bstream);
+		buf = read_stream_next_buffer(st->bstream, NULL);
+	}
+	if (buf == InvalidBuffer || BufferGetBlockNumber(buf) != blk)
+		elog(ERROR, "pg_dio: buffered read of block %u out of order", blk);
+	return buf;
+}
+
+/*
+ * Make 'buf' (pinned) the current page: collect its visible tuples under a
+ * share lock, as core's page-at-a-time scan does; they stay valid while the
+ * pin is held.
+ */
+static void
+dio_buffered_page(DioScanState *st, Buffer buf)
+{
+	Page		page;
+	OffsetNumber maxoff;
+	bool		all_visible;
+	BlockNumber blk = BufferGetBlockNumber(buf);
+
+	heap_page_prune_opt(st->rel, buf);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(buf);
+	maxoff = PageGetMaxOffsetNumber(page);
+	all_visible = PageIsAllVisible(page) && !st->snapshot->takenDuringRecovery;
+	st->nvis = 0;
+	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
+	{
+		ItemId		lp = PageGetItemId(page, off);
+		HeapTupleData tup;
+		bool		valid;
+
+		if (!ItemIdIsNormal(lp))
+			continue;
+		tup.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+		tup.t_len = ItemIdGetLength(lp);
+		tup.t_tableOid = RelationGetRelid(st->rel);
+		ItemPointerSet(&tup.t_self, blk, off);
+		valid = all_visible || HeapTupleSatisfiesVisibility(&tup, st->snapshot, buf);
+		if (st->check_serializable)
+			HeapCheckForSerializableConflictOut(valid, st->rel, &tup, buf, st->snapshot);
+		if (valid)
+			st->vis[st->nvis++] = off;
+	}
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+	st->cur_buf = buf;
+	st->page_blk = blk;
+	st->vis_idx = 0;
+}
+
+/* Done with the current buffered page. */
+static void
+dio_buffered_release(DioScanState *st)
+{
+	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
+	ReleaseBuffer(st->cur_buf);
+	st->cur_buf = InvalidBuffer;
 }
 
 /* May the direct image of 'blk' be used?  (rules 4 of the file header) */
@@ -593,17 +701,51 @@ dio_scan_next(ScanState *ss)
 			st->page = NULL;
 		}
 
-		/* 2. buffered blocks under way */
-		if (st->buffered_active)
+		/* 2. the rest of the current buffered page */
+		if (st->cur_buf != InvalidBuffer)
 		{
-			if (table_scan_getnextslot_tidrange(st->hscan, ForwardScanDirection,
-												st->bslot))
-				return ExecStoreHeapTuple(ExecFetchSlotHeapTuple(st->bslot, false, NULL),
-										  slot, false);
-			st->buffered_active = false;
+			if (st->vis_idx < st->nvis)
+			{
+				OffsetNumber off = st->vis[st->vis_idx++];
+				Page		page = BufferGetPage(st->cur_buf);
+				ItemId		lp = PageGetItemId(page, off);
+
+				st->tuple.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+				st->tuple.t_len = ItemIdGetLength(lp);
+				ItemPointerSet(&st->tuple.t_self, st->page_blk, off);
+				pgstat_count_heap_getnext(st->rel);
+				return ExecStoreHeapTuple(&st->tuple, slot, false);
+			}
+			dio_buffered_release(st);
 		}
 
 		CHECK_FOR_INTERRUPTS();
+
+		/* a direct block that has to be read again, buffered */
+		if (st->single_blk != InvalidBlockNumber)
+		{
+			Buffer		buf = ReadBufferExtended(st->rel, MAIN_FORKNUM, st->single_blk,
+												 RBM_NORMAL, st->bstrategy);
+
+			st->single_blk = InvalidBlockNumber;
+			dio_buffered_page(st, buf);
+			continue;
+		}
+
+		/* the next page of the buffered segment at the head */
+		if (st->buffered_active)
+		{
+			if (st->bseg_next < st->bseg_end)
+			{
+				BlockNumber blk = st->bseg_next++;
+
+				dio_buffered_page(st, dio_buffered_next_buffer(st, blk));
+				continue;
+			}
+			st->buffered_active = false;
+			st->seg_first++;
+			st->seg_count--;
+		}
 
 		/* 3. the next page of the current direct run */
 		if (st->have_run)
@@ -632,7 +774,7 @@ dio_scan_next(ScanState *ss)
 					}
 					else
 						st->counters.buffered[DIO_SR_IO]++;
-					dio_start_buffered(st, blk, 1);
+					st->single_blk = blk;
 				}
 				continue;
 			}
@@ -647,15 +789,18 @@ dio_scan_next(ScanState *ss)
 			return ExecClearTuple(slot);
 		}
 		{
-			DioSegment	seg = st->segq[st->seg_head];
+			DioSegment	seg = st->segq[st->seg_first % DIO_SEGQ_SIZE];
 
-			st->seg_head = (st->seg_head + 1) % DIO_SEGQ_SIZE;
-			st->seg_count--;
 			if (!seg.direct)
 			{
-				dio_start_buffered(st, seg.start, seg.nblocks);
+				/* stays at the head until used up (see seg_first) */
+				st->buffered_active = true;
+				st->bseg_next = seg.start;
+				st->bseg_end = seg.start + seg.nblocks;
 				continue;
 			}
+			st->seg_first++;
+			st->seg_count--;
 			if (!dio_stream_next(st->stream, &st->run))
 				elog(ERROR, "pg_dio: direct read of block %u missing", seg.start);
 			Assert(st->run.first == seg.start && st->run.nblocks == (int) seg.nblocks);
@@ -700,8 +845,15 @@ static void
 dio_scan_reset(DioScanState *st)
 {
 	st->page = NULL;
+	if (st->cur_buf != InvalidBuffer)
+		dio_buffered_release(st);
+	if (st->bstream != NULL)
+		read_stream_reset(st->bstream);
 	st->buffered_active = false;
-	st->seg_head = st->seg_count = 0;
+	st->single_blk = InvalidBlockNumber;
+	st->seg_first = st->seg_count = 0;
+	st->bq_seq = 0;
+	st->bq_off = 0;
 	st->held_blk = InvalidBlockNumber;
 	st->exhausted = false;
 	st->next = 0;
@@ -745,16 +897,15 @@ dio_close_stream(DioScanState *st)
 	st->stream = NULL;
 }
 
-/* First fetch: the heap scan for buffered blocks. */
+/* First fetch. */
 static void
 dio_scan_open(DioScanState *st)
 {
-	st->hscan = st->rel->rd_tableam->scan_begin(st->rel, st->snapshot, 0, NULL, NULL,
-												SO_TYPE_TIDRANGESCAN |
-												SO_ALLOW_PAGEMODE | SO_ALLOW_STRAT);
-	st->bslot = table_slot_create(st->rel, NULL);
+	st->bstrategy = GetAccessStrategy(BAS_BULKREAD);
+	st->check_serializable = CheckForSerializableConflictOutNeeded(st->rel, st->snapshot);
 	pgstat_count_heap_scan(st->rel);
 	dio_scan_reset(st);
+	st->opened = true;
 }
 
 static void
@@ -766,6 +917,8 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 	st->snapshot = estate->es_snapshot;
 	st->vmbuf = InvalidBuffer;
 	st->held_blk = InvalidBlockNumber;
+	st->cur_buf = InvalidBuffer;
+	st->single_blk = InvalidBlockNumber;
 	st->tuple.t_tableOid = RelationGetRelid(st->rel);
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
@@ -784,14 +937,27 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 	st->started = true;
 }
 
+/*
+ * Like core's seq scan, one specialised loop per combination of qual and
+ * projection, with our access method inlined.
+ */
 static TupleTableSlot *
 dio_exec_scan(CustomScanState *node)
 {
 	DioScanState *st = (DioScanState *) node;
+	EPQState   *epq = node->ss.ps.state->es_epq_active;
+	ExprState  *qual = node->ss.ps.qual;
+	ProjectionInfo *proj = node->ss.ps.ps_ProjInfo;
 
-	if (st->hscan == NULL)
+	if (!st->opened)
 		dio_scan_open(st);
-	return ExecScan(&node->ss, dio_scan_next, dio_scan_recheck);
+	if (qual == NULL && proj == NULL)
+		return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, NULL, NULL);
+	if (proj == NULL)
+		return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, qual, NULL);
+	if (qual == NULL)
+		return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, NULL, proj);
+	return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, qual, proj);
 }
 
 static void
@@ -802,10 +968,14 @@ dio_end_scan(CustomScanState *node)
 	if (!st->started)
 		return;
 	dio_close_stream(st);
-	if (st->bslot != NULL)
-		ExecDropSingleTupleTableSlot(st->bslot);
-	if (st->hscan != NULL)
-		table_endscan(st->hscan);
+	if (st->cur_buf != InvalidBuffer)
+		dio_buffered_release(st);
+	if (st->bstream != NULL)
+		read_stream_end(st->bstream);
+	st->bstream = NULL;
+	if (st->bstrategy != NULL)
+		FreeAccessStrategy(st->bstrategy);
+	st->bstrategy = NULL;
 	if (BufferIsValid(st->vmbuf))
 		ReleaseBuffer(st->vmbuf);
 	st->vmbuf = InvalidBuffer;
@@ -821,7 +991,7 @@ dio_rescan(CustomScanState *node)
 		return;
 	/* reads queued for the old position are cancelled and dropped */
 	dio_close_stream(st);
-	if (st->hscan != NULL)
+	if (st->opened)
 		dio_scan_reset(st);
 	ExecScanReScan(&node->ss);
 }
