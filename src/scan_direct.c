@@ -674,6 +674,27 @@ dio_release_run(DioScanState *st)
 	st->have_run = false;
 }
 
+/*
+ * Store st->tuple (pointing into a page we keep alive) in the scan slot: what
+ * ExecStoreHeapTuple(tuple, slot, false) does, without its two indirect calls
+ * per row.  A slot an upper node materialized owns a copy: clear it properly.
+ */
+static inline TupleTableSlot *
+dio_store_tuple(DioScanState *st, TupleTableSlot *slot)
+{
+	HeapTupleTableSlot *hslot = (HeapTupleTableSlot *) slot;
+
+	if (unlikely(TTS_SHOULDFREE(slot)))
+		ExecClearTuple(slot);
+	slot->tts_nvalid = 0;
+	hslot->tuple = &st->tuple;
+	hslot->off = 0;
+	slot->tts_flags &= ~TTS_FLAG_EMPTY;
+	slot->tts_tid = st->tuple.t_self;
+	slot->tts_tableOid = st->tuple.t_tableOid;
+	return slot;
+}
+
 static TupleTableSlot *
 dio_scan_next(ScanState *ss)
 {
@@ -696,7 +717,7 @@ dio_scan_next(ScanState *ss)
 				st->tuple.t_len = ItemIdGetLength(lp);
 				ItemPointerSet(&st->tuple.t_self, st->page_blk, off);
 				pgstat_count_heap_getnext(st->rel);
-				return ExecStoreHeapTuple(&st->tuple, slot, false);
+				return dio_store_tuple(st, slot);
 			}
 			st->page = NULL;
 		}
@@ -714,7 +735,7 @@ dio_scan_next(ScanState *ss)
 				st->tuple.t_len = ItemIdGetLength(lp);
 				ItemPointerSet(&st->tuple.t_self, st->page_blk, off);
 				pgstat_count_heap_getnext(st->rel);
-				return ExecStoreHeapTuple(&st->tuple, slot, false);
+				return dio_store_tuple(st, slot);
 			}
 			dio_buffered_release(st);
 		}
