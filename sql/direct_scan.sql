@@ -60,7 +60,11 @@ INSERT INTO ds (id, a) VALUES (-1, 'mine');
 DELETE FROM ds WHERE id BETWEEN 20000 AND 20100;
 SELECT dio_compare('SELECT * FROM ds', true);
 SELECT dio_compare('SELECT id, a FROM ds WHERE a = ''changed'' OR id < 0', true);
-SELECT nodes, not_all_visible > 0 AS some_not_all_visible FROM dio_scan_stats('SELECT * FROM ds');
+-- (the changed blocks are in shared buffers: a chunk mostly resident is
+-- read buffered as a whole, counted as resident)
+SELECT nodes, direct_blocks < :ds_blocks AS not_all_direct,
+       not_all_visible + resident > 0 AS changed_blocks_buffered
+  FROM dio_scan_stats('SELECT * FROM ds');
 ROLLBACK;
 SELECT dio_compare('SELECT count(*), sum(id) FROM ds');
 
@@ -184,6 +188,27 @@ SELECT dio_plan('SELECT count(*), sum(id) FROM ds');
 SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
 SELECT nodes, direct_blocks + buffered = :ds_blocks AS every_block_once, direct_blocks > 0 AS some_direct
   FROM dio_scan_stats('SELECT count(*) FROM ds');
+-- EXPLAIN (VERBOSE) shows the workers' figures, which add up to the total
+CREATE FUNCTION dio_explain_json(q text) RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+    j jsonb;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO j;
+    RETURN j;
+END $$;
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+WITH n AS (
+    SELECT n FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
+                                   'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n
+)
+SELECT (n->>'Direct Blocks')::bigint + (n->>'Buffered Blocks')::bigint = :ds_blocks AS total,
+       (n->'Worker 0'->>'Direct Blocks')::bigint + (n->'Worker 0'->>'Buffered Blocks')::bigint +
+       (n->'Worker 1'->>'Direct Blocks')::bigint + (n->'Worker 1'->>'Buffered Blocks')::bigint
+           = :ds_blocks AS workers_add_up,
+       (n->'Worker 0'->>'Direct Blocks')::bigint > 0 OR (n->'Worker 1'->>'Direct Blocks')::bigint > 0
+           AS workers_read_directly
+  FROM n;
+DROP FUNCTION dio_explain_json;
 SELECT dio_compare('SELECT count(*), sum(id), sum(length(c)), count(a) FROM ds');
 SELECT dio_compare('SELECT * FROM ds');
 SELECT dio_compare('SELECT a, count(*) FROM ds GROUP BY a');

@@ -23,9 +23,9 @@ import time
 
 MODES = {
     # scale: pgbench scale of the table; rounds: A/B pairs per configuration
-    "quick": {"scale": 100, "rounds": 3,
+    "quick": {"scale": 320, "rounds": 3,
               "configs": [(256, 32), (1024, 16), (128, 32)]},
-    "full": {"scale": 400, "rounds": 5,
+    "full": {"scale": 640, "rounds": 5,
              "configs": [(256, 32), (1024, 16), (128, 32), (64, 64), (512, 8)]},
 }
 CLK_TCK = os.sysconf("SC_CLK_TCK")

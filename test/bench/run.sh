@@ -20,4 +20,6 @@ eval "$("$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER" "shared_buffers = '256MB
 export PG_DIO_DATA="$WORK/.tmp/clusters/$CLUSTER/data"
 
 python3 "$PG_DIO_ROOT/test/bench/engine_vs_fio.py" --mode "$MODE" --out "$OUT"
+PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/seqscan.py" "$OUT"
+cat "$OUT"/report.md "$OUT"/seqscan.md > "$OUT/README.md"
 echo "bench results: $OUT"

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Sequential scans: DirectSeqScan vs core, cold, OS-cached and warm.
+
+Reproduces the Cybertec / AIO v2 experiments in small: `SELECT count(*)` and
+`sum(abalance)` over pgbench_accounts, each configuration run in turn, round
+after round (A B C ... A B C ...), so that drift of the (virtual) disk hits
+every configuration alike:
+
+  core-sync      io_method=sync
+  core-worker    io_method=worker (the default)
+  core-worker-1M io_method=worker, io_combine_limit=1MB
+  core-dio-1M    io_method=worker, debug_io_direct=data, io_combine_limit=1MB
+                 (a debug setting no production server runs: core's ceiling)
+  pg_dio         DirectSeqScan (io_method=worker for what it reads buffered)
+
+with 0 and 2 parallel workers.  Cold runs restart the server (empty shared
+buffers) and drop the OS page cache (root only; otherwise the run is marked
+"not cold").  fio reads the table's segment files with O_DIRECT in every round
+for the device's limit.  CPU is system-wide CPU time (/proc/stat) during the
+query, so I/O workers and parallel workers count.
+
+Needs: the bench cluster (test/bench/run.sh brings it up), psql, fio.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from engine_vs_fio import psql, psql_script, run_fio, segment_files  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
+
+CONFIGS = {
+    "core-sync": ({"io_method": "sync"}, {"pg_dio.enable_direct_scan": "off"}),
+    "core-worker": ({"io_method": "worker"}, {"pg_dio.enable_direct_scan": "off"}),
+    "core-worker-1M": ({"io_method": "worker"},
+                       {"pg_dio.enable_direct_scan": "off", "io_combine_limit": "1MB"}),
+    "core-dio-1M": ({"io_method": "worker", "debug_io_direct": "data"},
+                    {"pg_dio.enable_direct_scan": "off", "io_combine_limit": "1MB"}),
+    "pg_dio": ({"io_method": "worker"}, {"pg_dio.enable_direct_scan": "on"}),
+}
+CORE_BUFFERED = ("core-sync", "core-worker", "core-worker-1M")
+
+
+def restart(server_settings):
+    """Set the server-level settings (ALTER SYSTEM) and restart the cluster."""
+    sql = ["ALTER SYSTEM RESET ALL;"]
+    sql += [f"ALTER SYSTEM SET {k} = '{v}';" for k, v in sorted(server_settings.items())]
+    psql_script("\n".join(sql))
+    subprocess.run([CLUSTER, "stop", "bench"], check=True, capture_output=True)
+    subprocess.run([CLUSTER, "start", "bench"], check=True, capture_output=True)
+
+
+def drop_os_cache():
+    if os.geteuid() != 0:
+        return False
+    subprocess.run(["sync"], check=True)
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+    return True
+
+
+def cpu_jiffies():
+    with open("/proc/stat") as f:
+        fields = f.readline().split()[1:]
+    vals = [int(x) for x in fields]
+    idle = vals[3] + vals[4]
+    return sum(vals[:8]) - idle
+
+
+def run_query(session, query, workers):
+    """Run the query once; return (seconds, cpu_seconds, explain counters)."""
+    sets = "".join(f"SET {k} = '{v}';\n" for k, v in session.items())
+    sql = (f"{sets}SET max_parallel_workers_per_gather = {workers};\n"
+           "SET enable_indexonlyscan = off; SET enable_indexscan = off; SET enable_bitmapscan = off;\n"
+           "\\timing on\n"
+           f"{query};\n")
+    hz = os.sysconf("SC_CLK_TCK")
+    c0 = cpu_jiffies()
+    out = subprocess.run(["psql", "-X", "-At", "-q", "-v", "ON_ERROR_STOP=1"], input=sql,
+                         capture_output=True, text=True, check=True).stdout
+    c1 = cpu_jiffies()
+    ms = [float(line.split()[1]) for line in out.splitlines() if line.startswith("Time:")][-1]
+    return ms / 1000.0, (c1 - c0) / hz
+
+
+def plan_of(session, query, workers):
+    sets = "".join(f"SET {k} = '{v}';\n" for k, v in session.items())
+    sql = (f"{sets}SET max_parallel_workers_per_gather = {workers};\n"
+           "SET enable_indexonlyscan = off; SET enable_indexscan = off; SET enable_bitmapscan = off;\n"
+           f"EXPLAIN (COSTS OFF) {query};\n")
+    return subprocess.run(["psql", "-X", "-At", "-q"], input=sql, capture_output=True,
+                          text=True, check=True).stdout
+
+
+def summary(xs):
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs)}
+
+
+def main(out_dir, scale, rounds, warm_scale):
+    results = {"scale": scale, "rounds": rounds, "cold": {}, "os_cached": {}, "warm": {},
+               "fio": [], "machine": {"cpus": os.cpu_count()}}
+    restart(CONFIGS["core-worker"][0])
+    from engine_vs_fio import ensure_table
+    ensure_table(scale)
+    files, nblocks = segment_files(os.environ["PG_DIO_DATA"])
+    table_bytes = nblocks * 8192
+    results["table_bytes"] = table_bytes
+    gib = table_bytes / 2**30
+    queries = {"count": "SELECT count(*) FROM pgbench_accounts",
+               "sum": "SELECT sum(abalance) FROM pgbench_accounts"}
+    cold_ok = True
+
+    # the plan must be what we think it is
+    for name, (srv, sess) in CONFIGS.items():
+        if name != "pg_dio":
+            continue
+        for w in (0, 2):
+            plan = plan_of(sess, queries["count"], w)
+            if "DirectSeqScan" not in plan:
+                sys.exit(f"pg_dio plan without DirectSeqScan:\n{plan}")
+
+    for r in range(rounds):
+        print(f"round {r + 1}/{rounds}", flush=True)
+        results["fio"].append(run_fio(files, 256, 32)["mib_s"] / 1024.0)
+        for qname, q in queries.items():
+            for w in (0, 2):
+                for name, (srv, sess) in CONFIGS.items():
+                    restart(srv)
+                    cold_ok &= drop_os_cache()
+                    secs, cpu = run_query(sess, q, w)
+                    key = f"{qname}/{w}/{name}"
+                    results["cold"].setdefault(key, []).append(
+                        {"seconds": secs, "gib_s": gib / secs, "cpu_s_per_gib": cpu / gib})
+                    print(f"  cold {key}: {secs:.2f} s, {gib / secs:.2f} GiB/s, "
+                          f"{cpu / gib:.2f} CPU s/GiB", flush=True)
+    results["cold_verified"] = cold_ok
+
+    # OS-cached: right after a priming run, shared buffers emptied by a restart
+    for r in range(rounds):
+        for name in ("core-worker", "pg_dio"):
+            srv, sess = CONFIGS[name]
+            restart(srv)
+            run_query(CONFIGS["core-worker"][1], queries["count"], 0)	# prime the OS cache
+            restart(srv)
+            secs, cpu = run_query(sess, queries["count"], 0)
+            results["os_cached"].setdefault(name, []).append({"seconds": secs, "gib_s": gib / secs})
+            print(f"  OS-cached {name}: {secs:.2f} s", flush=True)
+
+    # warm: a table that fits in shared buffers, all resident
+    restart({**CONFIGS["core-worker"][0], "shared_buffers": "2GB"})
+    psql("CREATE TABLE IF NOT EXISTS warm_accounts AS SELECT * FROM pgbench_accounts "
+         f"WHERE aid <= {warm_scale * 100000}")
+    psql("VACUUM warm_accounts")
+    psql("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+    psql("SELECT pg_prewarm('warm_accounts')")
+    wq = "SELECT count(*) FROM warm_accounts"
+    for r in range(rounds):
+        for name in ("core-worker", "pg_dio"):
+            sess = dict(CONFIGS[name][1])
+            sess["pg_dio.direct_scan_threshold"] = "0"
+            secs, cpu = run_query(sess, wq, 0)
+            results["warm"].setdefault(name, []).append({"seconds": secs})
+            print(f"  warm {name}: {secs:.3f} s", flush=True)
+    restart(CONFIGS["core-worker"][0])
+
+    with open(os.path.join(out_dir, "seqscan.json"), "w") as f:
+        json.dump(results, f, indent=2)
+
+    def mm(xs, fmt="{:.2f}"):
+        s = summary(xs)
+        return (fmt + " (" + fmt + "–" + fmt + ")").format(s["median"], s["min"], s["max"])
+
+    fio = summary(results["fio"])
+    lines = [f"## Sequential scans: DirectSeqScan vs core ({gib:.2f} GiB pgbench_accounts, "
+             f"scale {scale}, {rounds} rounds)", "",
+             f"Cold = server restarted and OS cache dropped before every run"
+             f"{'' if cold_ok else ' (NOT verified: not root, OS cache not dropped)'}. "
+             f"fio O_DIRECT sequential 256kB×32 in the same rounds: {fio['median']:.2f} "
+             f"({fio['min']:.2f}–{fio['max']:.2f}) GiB/s. Median (min–max).", "",
+             "| query | workers | configuration | GiB/s | CPU s/GiB | vs best core buffered | vs fio |",
+             "|---|---|---|---|---|---|---|"]
+    for qname in queries:
+        for w in (0, 2):
+            best = max(statistics.median([x["gib_s"] for x in results["cold"][f"{qname}/{w}/{c}"]])
+                       for c in CORE_BUFFERED)
+            for name in CONFIGS:
+                runs = results["cold"][f"{qname}/{w}/{name}"]
+                g = [x["gib_s"] for x in runs]
+                lines.append(f"| {qname} | {w} | {name} | {mm(g)} | "
+                             f"{mm([x['cpu_s_per_gib'] for x in runs])} | "
+                             f"{statistics.median(g) / best:.2f} | "
+                             f"{statistics.median(g) / fio['median']:.2f} |")
+    lines += ["", "| OS-cached / warm (count, 0 workers) | core-worker s | pg_dio s | pg_dio/core |",
+              "|---|---|---|---|"]
+    for kind in ("os_cached", "warm"):
+        c = statistics.median([x["seconds"] for x in results[kind]["core-worker"]])
+        d = statistics.median([x["seconds"] for x in results[kind]["pg_dio"]])
+        lines.append(f"| {kind} | {c:.3f} | {d:.3f} | {d / c:.2f} |")
+    report = "\n".join(lines) + "\n"
+    with open(os.path.join(out_dir, "seqscan.md"), "w") as f:
+        f.write(report)
+    print()
+    print(report)
+
+
+if __name__ == "__main__":
+    mode = os.environ.get("PG_DIO_BENCH_MODE", "quick")
+    scale = 320 if mode == "quick" else 640
+    main(sys.argv[1], scale, 3 if mode == "quick" else 5, 50)
