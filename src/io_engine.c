@@ -137,6 +137,7 @@ struct DioStream
 	uint64		waits;			/* times the consumer waited for a read */
 	uint64		wait_us;		/* ... and how long */
 
+	bool		prepared;		/* ring and buffers set up (first read) */
 	bool		unusable;		/* every read fails with unusable_reason */
 	DioFallback unusable_reason;
 	bool		odirect_refused;
@@ -345,46 +346,17 @@ dio_stream_slot_free(void)
 }
 
 /*
- * Open a stream on a fork of a permanent or unlogged relation.  Never fails
- * for lack of io_uring or O_DIRECT: such a stream completes every read at once
- * with the reason, and the caller falls back.
+ * Ring and buffers for a stream, at its first read: a scan that ends up
+ * reading nothing directly (a warm table) never pays for them.
  */
-DioStream *
-dio_stream_begin(Relation rel, ForkNumber fork)
+static void
+dio_stream_prepare(DioStream *s)
 {
-	DioStream  *s;
-	int			nreqs = pg_dio_queue_depth;
-	uint32		req_bytes = (uint32) pg_dio_io_size_kb * 1024;
+	int			nreqs = s->nreqs;
+	uint32		req_bytes = s->req_bytes;
 
-	Assert(!RelationUsesLocalBuffers(rel));
-	dio_engine_init();
-
-	ResourceOwnerEnlarge(CurrentResourceOwner);
-	s = dio_stream_alloc();
-
-	s->generation = ++dio_stream_generation;
-	s->locator = rel->rd_locator;
-	s->fork = fork;
-	s->nreqs = nreqs;
-	s->req_bytes = req_bytes;
-	s->fifo_head = s->fifo_count = 0;
-	s->ninflight = 0;
-	s->nfds = 0;
-	s->waits = 0;
-	s->wait_us = 0;
-	s->unusable = false;
-	s->odirect_refused = false;
-	s->primary = false;
-	s->mem = NULL;
-	s->mem_size = 0;
-
-	if (pg_dio_inject_fault == DIO_FAULT_RING_SETUP)
-	{
-		s->unusable = true;
-		s->unusable_reason = DIO_FB_NO_URING;
-		dio_note_fallback(DIO_FB_NO_URING, "io_uring setup failed (injected fault)");
-	}
-	else if (dio_broken || !dio_ring_ensure())
+	s->prepared = true;
+	if (dio_broken || !dio_ring_ensure())
 	{
 		s->unusable = true;
 		s->unusable_reason = DIO_FB_NO_URING;
@@ -419,11 +391,61 @@ dio_stream_begin(Relation rel, ForkNumber fork)
 	{
 		DioReq	   *r = &s->reqs[i];
 
+		r->buf = s->mem ? s->mem + (size_t) i * req_bytes : NULL;
+		r->buf_index = (s->primary && dio_pool_registered) ? i : -1;
+	}
+}
+
+/*
+ * Open a stream on a fork of a permanent or unlogged relation.  Never fails
+ * for lack of io_uring or O_DIRECT: such a stream completes every read at once
+ * with the reason, and the caller falls back.
+ */
+DioStream *
+dio_stream_begin(Relation rel, ForkNumber fork)
+{
+	DioStream  *s;
+	int			nreqs = pg_dio_queue_depth;
+	uint32		req_bytes = (uint32) pg_dio_io_size_kb * 1024;
+
+	Assert(!RelationUsesLocalBuffers(rel));
+	dio_engine_init();
+
+	ResourceOwnerEnlarge(CurrentResourceOwner);
+	s = dio_stream_alloc();
+
+	s->generation = ++dio_stream_generation;
+	s->locator = rel->rd_locator;
+	s->fork = fork;
+	s->nreqs = nreqs;
+	s->req_bytes = req_bytes;
+	s->fifo_head = s->fifo_count = 0;
+	s->ninflight = 0;
+	s->nfds = 0;
+	s->waits = 0;
+	s->wait_us = 0;
+	s->unusable = false;
+	s->odirect_refused = false;
+	s->primary = false;
+	s->mem = NULL;
+	s->mem_size = 0;
+
+	s->prepared = false;
+	for (int i = 0; i < nreqs; i++)
+	{
+		DioReq	   *r = &s->reqs[i];
+
 		memset(r, 0, sizeof(*r));
 		r->state = DIO_REQ_FREE;
 		r->reg = -1;
-		r->buf = s->mem ? s->mem + (size_t) i * req_bytes : NULL;
-		r->buf_index = (s->primary && dio_pool_registered) ? i : -1;
+		r->buf_index = -1;
+	}
+	if (pg_dio_inject_fault == DIO_FAULT_RING_SETUP)
+	{
+		s->unusable = true;
+		s->unusable_reason = DIO_FB_NO_URING;
+		s->prepared = true;
+		dio_note_fallback(DIO_FB_NO_URING, "io_uring setup failed (injected fault)");
 	}
 
 	s->in_use = true;
@@ -844,6 +866,9 @@ dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
 	r->offset = (off_t) (first % RELSEG_SIZE) * BLCKSZ;
 	r->segfd = -1;
 	s->fifo[(s->fifo_head + s->fifo_count) % s->nreqs] = slot;
+
+	if (!s->prepared)
+		dio_stream_prepare(s);
 	s->fifo_count++;
 
 	if (s->unusable)

@@ -21,16 +21,19 @@
  * taken during recovery and the transaction is not SERIALIZABLE, (2) the
  * visibility map says all-visible, (3) the block is not in shared buffers
  * (buffer mapping lookup under the partition lock); and its image is used only
- * if (4) it passes page verification, has PD_ALL_VISIBLE and the block is
- * still not resident.  Everything else goes through a heap TID-range scan of
- * the same snapshot, i.e. core's own page-at-a-time visibility code, with a
- * bulk-read strategy.  Serial scans return tuples in block order.
+ * if (4) it passes page verification and has PD_ALL_VISIBLE (and, without
+ * data checksums, the block is still not resident).  Everything else goes
+ * through the buffer manager: a core read stream with a bulk-read strategy,
+ * and page-at-a-time visibility checks as core's heap scan makes them (hint
+ * bits, serializable conflict checks).  Chunks of 8 MB that are mostly in
+ * shared buffers or in the OS page cache are read that way as a whole.
+ * Serial scans return tuples in block order.
  *
  * Lifetime: the engine owns the memory of direct reads; a run stays "held"
  * while tuples of its pages may still be referenced by the scan slot, and is
  * released only when the scan moves past it (the slot is cleared first).
- * Tuples of buffered pages point into a buffer pinned by the heap scan's own
- * slot until its next fetch.
+ * Tuples of buffered pages point into a buffer we keep pinned until the scan
+ * moves past the page (again clearing the slot first).
  *
  * Copyright (c) 2026, pg_dio developers
  *
