@@ -33,10 +33,30 @@ banner "a fault: io_uring unavailable -> every block falls back to the buffer ma
 run -c "SET pg_dio.inject_fault = 'ring_setup'" \
 	-c "SELECT blocks, reads, direct_blocks, fallback_blocks, fallback_reasons FROM pg_dio_read('pgbench_accounts')"
 
-banner "core's sequential scan of the same table, for comparison"
-run -q -c "SET enable_indexonlyscan = off" -c "SET enable_indexscan = off" -c "SET enable_bitmapscan = off" \
-	-c "SET max_parallel_workers_per_gather = 0" \
-	-c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT count(*) FROM pgbench_accounts"
+NOSEQ="SET max_parallel_workers_per_gather = 0; SET enable_indexonlyscan = off; SET enable_indexscan = off; SET enable_bitmapscan = off;"
+run -q -c "CREATE EXTENSION pg_buffercache"
+evict() {
+	run -q -c "SELECT pg_buffercache_evict_relation('pgbench_accounts')" >/dev/null
+	if is_root; then sync; echo 3 >/proc/sys/vm/drop_caches; fi
+}
+
+banner "EXPLAIN (ANALYZE, BUFFERS): DirectSeqScan, cold$(is_root || echo ' (not root: the OS cache could not be dropped)')"
+evict
+run -q -c "$NOSEQ SET pg_dio.os_cache_check = off;" \
+	-c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT sum(abalance) FROM pgbench_accounts"
+
+banner "EXPLAIN (ANALYZE, BUFFERS): core's Seq Scan of the same table, cold"
+evict
+run -q -c "$NOSEQ SET pg_dio.enable_direct_scan = off;" \
+	-c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT sum(abalance) FROM pgbench_accounts"
+
+banner "DirectSeqScan when the table is in the OS page cache: read through core's buffered path"
+run -q -c "SELECT pg_buffercache_evict_relation('pgbench_accounts')" >/dev/null
+run -q -c "$NOSEQ" -c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT sum(abalance) FROM pgbench_accounts"
+
+banner "DirectSeqScan after pg_prewarm (what fits in shared buffers is read from there, the rest from the OS cache)"
+run -q -c "CREATE EXTENSION pg_prewarm" -c "SELECT pg_prewarm('pgbench_accounts')" >/dev/null
+run -q -c "$NOSEQ" -c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT sum(abalance) FROM pgbench_accounts"
 
 banner "pg_stat_aios: reads in flight, seen from another session (held by the test-only delay fault), then cancelled"
 psql -X -q -c "SET pg_dio.inject_fault = 'delay'" -c "SET pg_dio.inject_delay = '5s'" \
