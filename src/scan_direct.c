@@ -135,6 +135,7 @@ typedef struct DioScanState
 	bool		direct_ok;		/* snapshot and isolation allow direct reads */
 	bool		started;
 	bool		opened;			/* first fetch done */
+	bool		empty_tlist;	/* the plan wants no column */
 
 	/* block source */
 	BlockNumber nblocks;		/* serial: blocks at scan start */
@@ -971,6 +972,10 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 	st->cur_buf = InvalidBuffer;
 	st->single_blk = InvalidBlockNumber;
 	st->tuple.t_tableOid = RelationGetRelid(st->rel);
+	st->empty_tlist = (node->ss.ps.ps_ProjInfo != NULL &&
+					   node->ss.ps.plan->targetlist == NIL &&
+					   node->ss.ps.ps_ResultTupleSlot != NULL &&
+					   node->ss.ps.ps_ResultTupleSlot->tts_tupleDescriptor->natts == 0);
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
@@ -1004,6 +1009,24 @@ dio_exec_scan(CustomScanState *node)
 		dio_scan_open(st);
 	if (qual == NULL && proj == NULL)
 		return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, NULL, NULL);
+
+	/*
+	 * No column wanted at all (count(*)): core's SeqScan gets a physical
+	 * target list and projects nothing; a custom scan is always given the
+	 * exact one, here empty.  Produce the empty row without running the
+	 * projection.
+	 */
+	if (st->empty_tlist)
+	{
+		TupleTableSlot *res = node->ss.ps.ps_ResultTupleSlot;
+		TupleTableSlot *slot = ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck,
+												epq, qual, NULL);
+
+		ExecClearTuple(res);
+		if (TupIsNull(slot))
+			return res;
+		return ExecStoreVirtualTuple(res);
+	}
 	if (proj == NULL)
 		return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, qual, NULL);
 	if (qual == NULL)
