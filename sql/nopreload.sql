@@ -14,5 +14,7 @@ SELECT * FROM pg_dio_histogram();
 SELECT * FROM pg_dio_inflight();
 SELECT pg_dio_stats_reset();
 SELECT * FROM pg_stat_aios;
+SELECT * FROM pg_dio_evict('t');
+SELECT * FROM pg_dio_residency('t');
 \set VERBOSITY sqlstate
 SELECT * FROM pg_dio_read('t');

@@ -998,8 +998,8 @@ struct dio_cachestat
 static bool dio_have_cachestat = true;
 
 /* Bytes of [off, off + len) of fd in the OS page cache, or -1 if unknown. */
-static int64
-dio_cached_bytes(int fd, off_t off, size_t len)
+int64
+dio_os_cached_bytes(int fd, off_t off, size_t len)
 {
 	long		pagesize = sysconf(_SC_PAGESIZE);
 	void	   *map;
@@ -1007,6 +1007,8 @@ dio_cached_bytes(int fd, off_t off, size_t len)
 	size_t		npages;
 	int64		cached = 0;
 
+	if (len == 0)
+		return 0;
 #ifdef __NR_cachestat
 	if (dio_have_cachestat)
 	{
@@ -1054,7 +1056,7 @@ dio_stream_os_cached(DioStream *s, BlockNumber first, int nblocks)
 	segfd = dio_stream_segfd(s, first / RELSEG_SIZE, &reason);
 	if (segfd < 0)
 		return -1;
-	bytes = dio_cached_bytes(s->fds[segfd].fd, (off_t) (first % RELSEG_SIZE) * BLCKSZ,
+	bytes = dio_os_cached_bytes(s->fds[segfd].fd, (off_t) (first % RELSEG_SIZE) * BLCKSZ,
 							 (size_t) nblocks * BLCKSZ);
 	return bytes < 0 ? -1 : (int) (bytes / BLCKSZ);
 }

@@ -219,3 +219,33 @@ GRANT SELECT ON pg_stat_aios TO pg_read_all_stats;
 GRANT SELECT ON pg_stat_aio_backends TO PUBLIC;
 GRANT SELECT ON pg_stat_aio_histogram TO PUBLIC;
 REVOKE ALL ON FUNCTION pg_dio_stats_reset() FROM PUBLIC;
+
+--
+-- Cold-cache experiments
+--
+CREATE FUNCTION pg_dio_evict(rel regclass, os_cache boolean DEFAULT true,
+    OUT buffers_evicted integer,
+    OUT buffers_flushed integer,
+    OUT buffers_skipped integer,
+    OUT os_cached_blocks_before bigint,
+    OUT os_cached_blocks_after bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'pg_dio_evict'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL UNSAFE;
+
+COMMENT ON FUNCTION pg_dio_evict(regclass, boolean) IS
+'evicts every fork of a relation from shared buffers and, if asked, from the OS page cache (owner, pg_maintain or superuser)';
+
+CREATE FUNCTION pg_dio_residency(rel regclass,
+    OUT fork text,
+    OUT blocks bigint,
+    OUT shared_buffers bigint,
+    OUT os_cache bigint,
+    OUT all_visible bigint,
+    OUT all_frozen bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_dio_residency'
+LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL RESTRICTED;
+
+COMMENT ON FUNCTION pg_dio_residency(regclass) IS
+'per fork: blocks, blocks in shared buffers, blocks in the OS page cache, blocks all-visible and all-frozen';

@@ -23,10 +23,12 @@ SELECT set_eq(
           'function pg_dio_stats_reset()',
           'function pg_dio_relation(oid,oid,oid)',
           'function pg_dio_aio_target(text)',
+          'function pg_dio_evict(regclass,boolean)',
+          'function pg_dio_residency(regclass)',
           'view pg_stat_aios',
           'view pg_stat_aio_backends',
           'view pg_stat_aio_histogram'],
-    'pg_dio owns exactly its 8 functions and 3 views');
+    'pg_dio owns exactly its 10 functions and 3 views');
 
 -- ---------------------------------------------------------------------------
 -- Functions: existence with their input argument types, result type.
@@ -75,7 +77,7 @@ SELECT function_returns('public', 'pg_dio_aio_target', ARRAY['text'], 'record',
 SELECT is((SELECT count(*)::int FROM pg_catalog.pg_proc
             WHERE proname LIKE 'pg\_dio\_%'
               AND pronamespace = 'public'::regnamespace),
-          8, 'there are exactly 8 pg_dio_* functions (no stray overloads)');
+          10, 'there are exactly 10 pg_dio_* functions (no stray overloads)');
 
 -- argument defaults
 SELECT is(pg_catalog.pg_get_function_arg_default('pg_dio_read(regclass,text)'::regprocedure, 2),
@@ -139,10 +141,12 @@ SELECT results_eq(
     $$VALUES ('pg_dio_aio_target', 's', false),
              ('pg_dio_backend_stats', 'r', false),
              ('pg_dio_cluster_stats', 'r', false),
+             ('pg_dio_evict', 'u', false),
              ('pg_dio_histogram', 'r', false),
              ('pg_dio_inflight', 'r', false),
              ('pg_dio_read', 'r', false),
              ('pg_dio_relation', 's', false),
+             ('pg_dio_residency', 'r', false),
              ('pg_dio_stats_reset', 'r', false)$$,
     'parallel safety as declared, no SECURITY DEFINER function');
 
