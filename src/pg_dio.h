@@ -140,6 +140,17 @@ extern void dio_stats_reset(void);
 extern TimestampTz dio_stats_reset_time(void);
 extern void dio_stats_add_counters(DioCounters *dst, const DioCounters *src);
 
+/* ---------- relation tools (tool_read.c) ---------- */
+
+typedef enum DioPrivilege
+{
+	DIO_PRIV_SELECT,			/* SELECT on the relation */
+	DIO_PRIV_OWNER,				/* owner, pg_maintain or superuser */
+} DioPrivilege;
+
+extern Relation dio_open_relation(Oid relid, const char *what, DioPrivilege priv,
+								  bool heap_only);
+
 /* ---------- the read engine (io_engine.c) ---------- */
 
 typedef struct DioStream DioStream;

@@ -50,35 +50,16 @@
 PG_FUNCTION_INFO_V1(pg_dio_evict);
 PG_FUNCTION_INFO_V1(pg_dio_residency);
 
-/* Open a relation with storage for the cache tools; AccessShareLock. */
+/* The relation argument of the cache tools, checked and locked. */
 static Relation
-dio_open_with_storage(FunctionCallInfo fcinfo, const char *what)
+dio_tool_relation(FunctionCallInfo fcinfo, const char *what, DioPrivilege priv)
 {
-	Oid			relid;
-	Relation	rel;
-
 	dio_stats_require();
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("relation must not be NULL")));
-	relid = PG_GETARG_OID(0);
-	rel = try_relation_open(relid, AccessShareLock);
-	if (rel == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	if (!RELKIND_HAS_STORAGE(rel->rd_rel->relkind))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("cannot %s relation \"%s\"", what, RelationGetRelationName(rel)),
-				 errdetail_relkind_not_supported(rel->rd_rel->relkind)));
-	if (RelationUsesLocalBuffers(rel))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot %s temporary relation \"%s\"", what,
-						RelationGetRelationName(rel))));
-	return rel;
+	return dio_open_relation(PG_GETARG_OID(0), what, priv, false);
 }
 
 /* Blocks of a fork, 0 if it does not exist. */
@@ -186,14 +167,7 @@ pg_dio_evict(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	rel = dio_open_with_storage(fcinfo, "evict");
-	if (!object_ownercheck(RelationRelationId, RelationGetRelid(rel), GetUserId()) &&
-		!has_privs_of_role(GetUserId(), ROLE_PG_MAINTAIN))
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to evict relation \"%s\"",
-						RelationGetRelationName(rel)),
-				 errdetail("Only the owner of the relation, members of pg_maintain and superusers may evict it.")));
+	rel = dio_tool_relation(fcinfo, "evict", DIO_PRIV_OWNER);
 
 	EvictRelUnpinnedBuffers(rel, &evicted, &flushed, &skipped);
 
@@ -226,18 +200,14 @@ pg_dio_residency(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Relation	rel;
-	AclResult	aclresult;
 	int64		shared[MAX_FORKNUM + 1] = {0};
 	int64		os[MAX_FORKNUM + 1] = {0};
 	BlockNumber nblocks[MAX_FORKNUM + 1] = {0};
 	bool		exists[MAX_FORKNUM + 1] = {0};
 	char		relkind;
 
-	rel = dio_open_with_storage(fcinfo, "inspect");
+	rel = dio_tool_relation(fcinfo, "inspect", DIO_PRIV_SELECT);
 	relkind = rel->rd_rel->relkind;
-	aclresult = pg_class_aclcheck(RelationGetRelid(rel), GetUserId(), ACL_SELECT);
-	if (aclresult != ACLCHECK_OK)
-		aclcheck_error(aclresult, get_relkind_objtype(relkind), RelationGetRelationName(rel));
 
 	InitMaterializedSRF(fcinfo, 0);
 

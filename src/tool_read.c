@@ -28,6 +28,7 @@
 
 #include "access/relation.h"
 #include "catalog/pg_am_d.h"
+#include "catalog/pg_authid_d.h"
 #include "catalog/pg_class_d.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -57,44 +58,46 @@ typedef struct DioReadTotals
 } DioReadTotals;
 
 /*
- * Open 'relid' for pg_dio's relation tools: it must exist, be a permanent or
- * unlogged heap table (or materialized view, or TOAST table) and the caller
- * must have 'mode' privileges on it.  Returns it locked with AccessShareLock.
+ * Open 'relid' for one of pg_dio's relation tools ('what' names the action
+ * in messages) with AccessShareLock.  Privileges are checked first, before
+ * any lock is taken on someone else's relation: SELECT, or for DIO_PRIV_OWNER
+ * ownership or pg_maintain.  Then: a relation with storage, not temporary
+ * (local buffers), and with heap_only a heap table, materialized view or
+ * TOAST table.
  */
-static Relation
-dio_open_heap(Oid relid, AclMode mode, const char *what)
+Relation
+dio_open_relation(Oid relid, const char *what, DioPrivilege priv, bool heap_only)
 {
 	Relation	rel;
-	AclResult	aclresult;
-	char		relkind;
-	bool		is_missing = false;
+	char		relkind = get_rel_relkind(relid);
+	bool		missing = (relkind == '\0');
 
-	/* privileges first, before taking any lock on someone else's relation */
-	aclresult = pg_class_aclcheck_ext(relid, GetUserId(), mode, &is_missing);
-	if (is_missing)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	if (aclresult != ACLCHECK_OK)
+	if (!missing && priv == DIO_PRIV_SELECT)
 	{
-		char	   *relname = get_rel_name(relid);
+		AclResult	aclresult = pg_class_aclcheck_ext(relid, GetUserId(), ACL_SELECT,
+													  &missing);
 
-		if (relname == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_TABLE),
-					 errmsg("relation with OID %u does not exist", relid)));
-		aclcheck_error(aclresult, get_relkind_objtype(get_rel_relkind(relid)), relname);
+		if (!missing && aclresult != ACLCHECK_OK)
+			aclcheck_error(aclresult, get_relkind_objtype(relkind), get_rel_name(relid));
 	}
+	else if (!missing && priv == DIO_PRIV_OWNER &&
+			 !object_ownercheck(RelationRelationId, relid, GetUserId()) &&
+			 !has_privs_of_role(GetUserId(), ROLE_PG_MAINTAIN))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to %s relation \"%s\"", what, get_rel_name(relid)),
+				 errdetail("Only the owner of the relation, members of pg_maintain and superusers may do that.")));
 
-	rel = try_relation_open(relid, AccessShareLock);
+	rel = missing ? NULL : try_relation_open(relid, AccessShareLock);
 	if (rel == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("relation with OID %u does not exist", relid)));
 
 	relkind = rel->rd_rel->relkind;
-	if (relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW &&
-		relkind != RELKIND_TOASTVALUE)
+	if (heap_only ? (relkind != RELKIND_RELATION && relkind != RELKIND_MATVIEW &&
+					 relkind != RELKIND_TOASTVALUE)
+		: !RELKIND_HAS_STORAGE(relkind))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("cannot %s relation \"%s\"", what,
@@ -107,7 +110,7 @@ dio_open_heap(Oid relid, AclMode mode, const char *what)
 				 errmsg("cannot %s temporary relation \"%s\"", what,
 						RelationGetRelationName(rel))));
 
-	if (rel->rd_rel->relam != HEAP_TABLE_AM_OID)
+	if (heap_only && rel->rd_rel->relam != HEAP_TABLE_AM_OID)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot %s relation \"%s\"", what,
@@ -216,7 +219,7 @@ pg_dio_read(PG_FUNCTION_ARGS)
 
 	relid = PG_GETARG_OID(0);
 	fork = forkname_to_number(text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	rel = dio_open_heap(relid, ACL_SELECT, "read");
+	rel = dio_open_relation(relid, "read", DIO_PRIV_SELECT, true);
 
 	nblocks = smgrexists(RelationGetSmgr(rel), fork) ?
 		RelationGetNumberOfBlocksInFork(rel, fork) : 0;

@@ -34,13 +34,14 @@ run -c "SET pg_dio.inject_fault = 'ring_setup'" \
 	-c "SELECT blocks, reads, direct_blocks, fallback_blocks, fallback_reasons FROM pg_dio_read('pgbench_accounts')"
 
 NOSEQ="SET max_parallel_workers_per_gather = 0; SET enable_indexonlyscan = off; SET enable_indexscan = off; SET enable_bitmapscan = off;"
-run -q -c "CREATE EXTENSION pg_buffercache"
 evict() {
-	run -q -c "SELECT pg_buffercache_evict_relation('pgbench_accounts')" >/dev/null
-	if is_root; then sync; echo 3 >/proc/sys/vm/drop_caches; fi
+	run -q -c "SELECT * FROM pg_dio_evict('pgbench_accounts')" >/dev/null
 }
 
-banner "EXPLAIN (ANALYZE, BUFFERS): DirectSeqScan, cold$(is_root || echo ' (not root: the OS cache could not be dropped)')"
+banner "pg_dio_evict + pg_dio_residency: pgbench_accounts out of shared buffers and the OS page cache"
+run -c "SELECT * FROM pg_dio_evict('pgbench_accounts')" -c "SELECT * FROM pg_dio_residency('pgbench_accounts')"
+
+banner "EXPLAIN (ANALYZE, BUFFERS): DirectSeqScan, cold"
 evict
 run -q -c "$NOSEQ SET pg_dio.os_cache_check = off;" \
 	-c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT sum(abalance) FROM pgbench_accounts"
@@ -51,7 +52,8 @@ run -q -c "$NOSEQ SET pg_dio.enable_direct_scan = off;" \
 	-c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT sum(abalance) FROM pgbench_accounts"
 
 banner "DirectSeqScan when the table is in the OS page cache: read through core's buffered path"
-run -q -c "SELECT pg_buffercache_evict_relation('pgbench_accounts')" >/dev/null
+run -q -c "SELECT * FROM pg_dio_evict('pgbench_accounts', os_cache => false)" >/dev/null
+run -c "SELECT fork, blocks, shared_buffers, os_cache FROM pg_dio_residency('pgbench_accounts') WHERE fork = 'main'"
 run -q -c "$NOSEQ" -c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT sum(abalance) FROM pgbench_accounts"
 
 banner "DirectSeqScan after pg_prewarm (what fits in shared buffers is read from there, the rest from the OS cache)"

@@ -119,7 +119,8 @@ def main():
     mode = MODES[args.mode]
     data = os.environ["PG_DIO_DATA"]
 
-    psql("CREATE EXTENSION IF NOT EXISTS pg_dio")
+    psql("DROP EXTENSION IF EXISTS pg_dio CASCADE")
+    psql("CREATE EXTENSION pg_dio")
     ensure_table(mode["scale"])
     files, nblocks = segment_files(data)
     table_bytes = nblocks * 8192

@@ -13,9 +13,9 @@ every configuration alike:
                  (a debug setting no production server runs: core's ceiling)
   pg_dio         DirectSeqScan (io_method=worker for what it reads buffered)
 
-with 0 and 2 parallel workers.  Cold runs restart the server (empty shared
-buffers) and drop the OS page cache (root only; otherwise the run is marked
-"not cold").  fio reads the table's segment files with O_DIRECT in every round
+with 0 and 2 parallel workers.  Cold runs restart the server and evict
+the table from shared buffers and the OS page cache with pg_dio_evict, and are
+verified cold with pg_dio_residency before they start.  fio reads the table's segment files with O_DIRECT in every round
 for the device's limit.  CPU is system-wide CPU time (/proc/stat) during the
 query, so I/O workers and parallel workers count.
 
@@ -55,12 +55,15 @@ def restart(server_settings):
     subprocess.run([CLUSTER, "start", "bench"], check=True, capture_output=True)
 
 
-def drop_os_cache():
-    if os.geteuid() != 0:
-        return False
-    subprocess.run(["sync"], check=True)
-    with open("/proc/sys/vm/drop_caches", "w") as f:
-        f.write("3\n")
+def make_cold():
+    """Evict the table from shared buffers and the OS page cache with
+    pg_dio_evict (no root needed), then verify with pg_dio_residency."""
+    psql("SELECT * FROM pg_dio_evict('pgbench_accounts')")
+    row = psql("SELECT shared_buffers || ' ' || coalesce(os_cache, -1) "
+               "FROM pg_dio_residency('pgbench_accounts') WHERE fork = 'main'")
+    shared, os_cached = (int(x) for x in row.split())
+    if shared != 0 or os_cached != 0:
+        sys.exit(f"not cold: {shared} blocks in shared buffers, {os_cached} in the OS cache")
     return True
 
 
@@ -131,7 +134,7 @@ def main(out_dir, scale, rounds, warm_scale):
             for w in (0, 2):
                 for name, (srv, sess) in CONFIGS.items():
                     restart(srv)
-                    cold_ok &= drop_os_cache()
+                    cold_ok &= make_cold()
                     secs, cpu = run_query(sess, q, w)
                     key = f"{qname}/{w}/{name}"
                     results["cold"].setdefault(key, []).append(
@@ -178,8 +181,8 @@ def main(out_dir, scale, rounds, warm_scale):
     fio = summary(results["fio"])
     lines = [f"## Sequential scans: DirectSeqScan vs core ({gib:.2f} GiB pgbench_accounts, "
              f"scale {scale}, {rounds} rounds)", "",
-             f"Cold = server restarted and OS cache dropped before every run"
-             f"{'' if cold_ok else ' (NOT verified: not root, OS cache not dropped)'}. "
+             "Cold = server restarted, table evicted from shared buffers and the OS "
+             "cache (pg_dio_evict) and verified cold (pg_dio_residency) before every run. "
              f"fio O_DIRECT sequential 256kB×32 in the same rounds: {fio['median']:.2f} "
              f"({fio['min']:.2f}–{fio['max']:.2f}) GiB/s. Median (min–max).", "",
              "| query | workers | configuration | GiB/s | CPU s/GiB | vs best core buffered | vs fio |",
