@@ -96,6 +96,10 @@ else
 	failed_suites+=(stress)
 fi
 
+# --- kill -9 with reads in flight (a cluster of its own) ---------------------
+echo "== crash: kill -9 with direct reads in flight"
+run_suite crash "$PG_DIO_ROOT/test/crash_test.sh"
+
 # --- without shared_preload_libraries --------------------------------------
 echo "== pg_regress without shared_preload_libraries: nopreload"
 "$PG_DIO_ROOT/test/cluster.sh" destroy nopreload >/dev/null 2>&1
