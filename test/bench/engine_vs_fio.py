@@ -121,6 +121,7 @@ def main():
 
     psql("DROP EXTENSION IF EXISTS pg_dio CASCADE")
     psql("CREATE EXTENSION pg_dio")
+    psql("SELECT pg_dio_stats_reset()")
     ensure_table(mode["scale"])
     files, nblocks = segment_files(data)
     table_bytes = nblocks * 8192
@@ -151,6 +152,12 @@ def main():
             "pg_dio_cpu_s_per_gib": summary([r["pg_dio"]["cpu_s"] / (r["pg_dio"]["bytes"] / 2**30) for r in rounds]),
         })
 
+    # the read sizes pg_dio issued, from its own size histogram (cluster-wide)
+    rows = psql("SELECT lower_bound || ' ' || count FROM pg_dio_histogram() "
+                "WHERE pid IS NULL AND kind = 'size' ORDER BY bucket").splitlines()
+    results["size_histogram"] = [
+        {"label": f"{int(lo) // 1024}kB+", "count": int(c)}
+        for lo, c in (row.split() for row in rows)]
     with open(os.path.join(args.out, "engine_vs_fio.json"), "w") as f:
         json.dump(results, f, indent=2)
 

@@ -22,4 +22,11 @@ export PG_DIO_DATA="$WORK/.tmp/clusters/$CLUSTER/data"
 python3 "$PG_DIO_ROOT/test/bench/engine_vs_fio.py" --mode "$MODE" --out "$OUT"
 PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/seqscan.py" "$OUT"
 cat "$OUT"/report.md "$OUT"/seqscan.md > "$OUT/README.md"
+
+# plots: matplotlib from PyPI in the project venv
+VENV="$WORK/.venv"
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+"$VENV/bin/python" -c 'import matplotlib' 2>/dev/null ||
+	"$VENV/bin/pip" install -q --disable-pip-version-check matplotlib
+"$VENV/bin/python" "$PG_DIO_ROOT/test/bench/plot.py" "$OUT"
 echo "bench results: $OUT"
