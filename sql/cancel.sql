@@ -7,7 +7,7 @@ CREATE TEMP TABLE c0 AS SELECT * FROM pg_dio_backend_stats(pg_backend_pid());
 
 SET pg_dio.inject_fault = 'delay';
 SET pg_dio.inject_delay = '10s';	-- far longer than the timeout
-SET statement_timeout = '20ms';
+SET statement_timeout = '50ms';
 \set QUIET on
 SELECT 'SELECT blocks FROM pg_dio_read(''dio_t'')' FROM generate_series(1, 100) \gexec
 \set QUIET off
