@@ -40,7 +40,7 @@ all install installcheck:
 	@echo "pg_dio: no PostgreSQL 18 found; run 'make demo', 'make test' or test/setup.sh first" >&2; exit 1
 endif
 
-.PHONY: setup demo test stress bench cluster cluster-stop
+.PHONY: setup demo test stress sanitize bench cluster cluster-stop
 
 setup:
 	test/setup.sh
@@ -57,6 +57,10 @@ test: setup
 stress: setup
 	$(MAKE) PG_CONFIG=$$(test/scripts/pg_config.sh) install
 	PG_DIO_STRESS_SECONDS=$${PG_DIO_STRESS_SECONDS:-300} test/run_tests.sh $(REGRESS)
+
+# the pg_regress suites against pg_dio built with ASan + UBSan
+sanitize: setup
+	test/sanitize.sh
 
 bench: setup
 	$(MAKE) PG_CONFIG=$$(test/scripts/pg_config.sh) install

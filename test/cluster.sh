@@ -24,11 +24,13 @@ DIR="$WORK/.tmp/clusters/$name"
 DATA="$DIR/data"
 SOCK="$DIR/sock"
 
+# PG_DIO_SERVER_ENV: extra environment for the server (e.g. LD_PRELOAD of a
+# sanitizer runtime, see test/sanitize.sh)
 as_server() {
 	if is_root; then
-		runuser -u "$PG_DIO_OS_USER" -- "$@"
+		runuser -u "$PG_DIO_OS_USER" -- env ${PG_DIO_SERVER_ENV:-} "$@"
 	else
-		"$@"
+		env ${PG_DIO_SERVER_ENV:-} "$@"
 	fi
 }
 
