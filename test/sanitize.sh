@@ -49,7 +49,7 @@ REGRESS=($(sed -n 's/^REGRESS *= *//p' "$PG_DIO_ROOT/Makefile"))
 rc=$?
 
 # reports that name pg_dio's code (the server itself is not instrumented)
-reports=$(grep -l -E "pg_dio|ERROR: AddressSanitizer|runtime error" "$LOGS"/* \
+reports=$(grep -l -E "ERROR: AddressSanitizer|runtime error" "$LOGS"/* \
 	"$WORK/.tmp/clusters/$CLUSTER/server.log" 2>/dev/null)
 if [ -n "$reports" ]; then
 	echo "sanitizer reports:"
