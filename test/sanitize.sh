@@ -6,10 +6,7 @@
 set -uo pipefail
 . "$(dirname "$0")/scripts/common.sh"
 
-PGC=$(find_pg_config 2>/dev/null) || die "PostgreSQL 18 not found: run test/setup.sh first"
-BINDIR=$("$PGC" --bindir)
-PGXSDIR=$(dirname "$("$PGC" --pgxs)")/../..
-WORK=$(pg_dio_workdir)
+pg_dio_suite_env
 OUT="$WORK/.tmp/sanitize"
 LOGS="$OUT/logs"
 ASAN_LIB=$(gcc -print-file-name=libasan.so)

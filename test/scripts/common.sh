@@ -50,3 +50,12 @@ find_pg_config() {
 	done
 	return 1
 }
+
+# Set PGC, BINDIR, PGXSDIR (where pg_regress and pg_isolation_regress live)
+# and WORK for the scripts that run suites; die if PostgreSQL 18 is missing.
+pg_dio_suite_env() {
+	PGC=$(find_pg_config 2>/dev/null) || die "PostgreSQL 18 not found: run test/setup.sh first"
+	BINDIR=$("$PGC" --bindir)
+	PGXSDIR=$(dirname "$("$PGC" --pgxs)")/../..
+	WORK=$(pg_dio_workdir)
+}
