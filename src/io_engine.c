@@ -185,6 +185,13 @@ static const ResourceOwnerDesc dio_resowner_desc = {
 };
 
 static void dio_engine_shutdown(int code, Datum arg);
+
+/* How a stream is remembered by its resource owner: index and generation. */
+static inline Datum
+dio_stream_datum(DioStream *s)
+{
+	return Int64GetDatum(((int64) s->generation << 16) | s->index);
+}
 static void dio_stream_teardown(DioStream *s);
 
 /*
@@ -450,8 +457,7 @@ dio_stream_begin(Relation rel, ForkNumber fork)
 
 	s->in_use = true;
 	s->owner = CurrentResourceOwner;
-	ResourceOwnerRemember(s->owner, Int64GetDatum(((int64) s->generation << 16) | s->index),
-						  &dio_resowner_desc);
+	ResourceOwnerRemember(s->owner, dio_stream_datum(s), &dio_resowner_desc);
 	return s;
 }
 
@@ -1162,9 +1168,7 @@ dio_stream_teardown(DioStream *s)
 void
 dio_stream_end(DioStream *s)
 {
-	ResourceOwnerForget(s->owner,
-						Int64GetDatum(((int64) s->generation << 16) | s->index),
-						&dio_resowner_desc);
+	ResourceOwnerForget(s->owner, dio_stream_datum(s), &dio_resowner_desc);
 	dio_stream_teardown(s);
 }
 

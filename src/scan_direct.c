@@ -209,6 +209,7 @@ static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
 static void dio_open_stream(DioScanState *st);
 static void dio_close_stream(DioScanState *st);
+static DioScanCounters dio_current_counters(DioScanState *st);
 static Plan *dio_plan_custom_path(PlannerInfo *root, RelOptInfo *rel,
 								  CustomPath *best_path, List *tlist,
 								  List *clauses, List *custom_plans);
@@ -935,16 +936,11 @@ dio_open_stream(DioScanState *st)
 static void
 dio_close_stream(DioScanState *st)
 {
-	uint64		waits,
-				wait_us;
-
 	if (st->have_run)
 		dio_release_run(st);
 	if (st->stream == NULL)
 		return;
-	dio_stream_wait_stats(st->stream, &waits, &wait_us);
-	st->counters.waits += waits;
-	st->counters.wait_us += wait_us;
+	st->counters = dio_current_counters(st);	/* keep the stream's waits */
 	dio_stream_end(st->stream);
 	st->stream = NULL;
 }

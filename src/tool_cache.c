@@ -30,7 +30,6 @@
 
 #include "access/relation.h"
 #include "access/visibilitymap.h"
-#include "catalog/pg_authid_d.h"
 #include "catalog/pg_class_d.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -39,9 +38,7 @@
 #include "storage/bufmgr.h"
 #include "storage/fd.h"
 #include "storage/smgr.h"
-#include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 
