@@ -108,6 +108,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 
 	dio_scan_init();
+	dio_prefetch_init();
 
 	MarkGUCPrefixReserved("pg_dio");
 

@@ -1,0 +1,1196 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan_prefetch.c
+ *	  PrefetchIndexScan and PrefetchIndexOnlyScan: forward index scans (and
+ *	  index-only scans) whose heap fetches are fed to a core read stream ahead
+ *	  of the consumer, so heap reads run concurrently while results still come
+ *	  out in index order.
+ *
+ * How it works.  The index is read ahead of the consumer into a queue of
+ * TIDs.  The read stream's callback pulls TIDs from the index (appending them
+ * to the queue) and hands the stream one heap block per run of consecutive
+ * TIDs on the same block ("group"); the consumer walks the queue in the same
+ * order, takes one buffer from the stream at each group start and fetches each
+ * TID's visible tuple from it (following HOT chains, as an index scan does).
+ * For index-only scans the visibility map decides once per queued TID, when it
+ * is queued: all-visible ones never go to the stream and are returned from a
+ * copy of their index tuple.
+ *
+ * Why reading TIDs ahead is safe: only with an MVCC snapshot.  A TID that
+ * VACUUM removes after we queued it can be reused only by a tuple inserted
+ * after VACUUM ran, which our snapshot cannot see, so the heap fetch finds
+ * nothing visible there.  With any other snapshot the node runs as core's
+ * does: plain scans through index_getnext_slot(), index-only scans one TID at
+ * a time.  The visibility-map test for an index-only scan is made right after
+ * the TID is read from the index, the same ordering core's index-only scan
+ * relies on (see nodeIndexonlyscan.c).
+ *
+ * Look-ahead: the stream asks for more blocks only as its own distance grows
+ * (it starts at one block and doubles when it has to wait for I/O), so an
+ * ORDER BY ... LIMIT or a nestloop inner does not over-read.  Runs of TIDs
+ * that need no block (all-visible, index-only) are capped per callback call;
+ * at the cap the callback ends the stream, the consumer drains the queue,
+ * resets the stream and doubles the cap.  Same-block TIDs are bounded by the
+ * page.  A hard cap on queued TIDs bounds memory.
+ *
+ * Lifetime: the consumer holds a pin on the current group's buffer until it
+ * moves to the next group; tuples of plain scans are stored in the scan slot
+ * with their own pin.  Index tuple copies live in a memory context of their
+ * own; the one the slot points to is freed only after the slot is cleared.
+ * Rescan resets the stream first, then the queue, runtime keys and the index
+ * scan.  On ERROR, pins go with the resource owner and memory with the query.
+ *
+ * Copyright (c) 2026, pg_dio developers
+ *
+ * IDENTIFICATION
+ *	  src/scan_prefetch.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/relscan.h"
+#include "access/visibilitymap.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class_d.h"
+#include "catalog/pg_type_d.h"
+#include "commands/explain.h"
+#include "commands/explain_format.h"
+#include "executor/executor.h"
+#include "executor/instrument.h"
+#include "executor/nodeCustom.h"
+#include "executor/nodeIndexscan.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "portability/instr_time.h"
+#include "storage/bufmgr.h"
+#include "storage/predicate.h"
+#include "storage/read_stream.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/snapmgr.h"
+
+#include "pg_dio.h"
+
+#define PF_SCAN_NAME		"PrefetchIndexScan"
+#define PF_ONLY_NAME		"PrefetchIndexOnlyScan"
+
+/* TIDs needing no block that one callback call may queue, at first and at most */
+#define PF_MIN_RUN			32
+#define PF_MAX_RUN			8192
+/* hard cap on queued TIDs (memory) */
+#define PF_MAX_QUEUED		65536
+/* a call of read_stream_next_buffer() longer than this counts as a wait */
+#define PF_WAIT_US			20
+
+/* queue entry flags */
+#define PF_NEED_HEAP		0x01	/* the heap block must be read */
+#define PF_GROUP_START		0x02	/* first TID of a stream block */
+#define PF_RECHECK			0x04	/* the index said: recheck the quals */
+#define PF_HEAP_FORMAT		0x08	/* copy is a HeapTuple (xs_hitup) */
+
+typedef struct PfEntry
+{
+	ItemPointerData tid;
+	uint8		flags;
+	void	   *copy;			/* index-only: copy of the index data */
+} PfEntry;
+
+typedef struct PfCounters
+{
+	uint64		tids;			/* TIDs read from the index */
+	uint64		blocks;			/* heap blocks requested from the stream */
+	uint64		blocks_read;	/* of those, read from storage */
+	uint64		dist_sum;		/* look-ahead (blocks) summed at each block */
+	int			dist_max;
+	uint64		waits;
+	uint64		wait_us;
+	uint64		heap_fetches;	/* index-only: TIDs checked in the heap */
+	uint64		restarts;		/* stream ended at a cap and was reset */
+} PfCounters;
+
+typedef struct PfScanState
+{
+	CustomScanState css;
+
+	/* from the plan */
+	Oid			indexoid;
+	bool		index_only;
+	List	   *indexqualorig;
+	ExprState  *qualorig;
+
+	/* index scan */
+	Relation	index;
+	IndexScanDesc scan;
+	IndexScanInstrumentation instr;
+	ScanKey		keys;
+	int			nkeys;
+	IndexRuntimeKeyInfo *rtkeys;
+	int			nrtkeys;
+	bool		rtkeys_ready;
+	ExprContext *rtcxt;
+
+	/* index-only: heap attno per index column (0: not returned) */
+	int			nindexatts;
+	AttrNumber *heap_attno;
+	bool	   *name_cstring;
+	bool		name_checked;
+	Datum	   *ivalues;
+	bool	   *iisnull;
+	Buffer		vmbuf;
+	void	   *out_copy;		/* the copy the scan slot points into */
+
+	/* the TID queue: entries [head, tail), ring of qsize (power of two) */
+	PfEntry    *q;
+	uint32		qsize;
+	uint64		head;
+	uint64		tail;
+	MemoryContext qcxt;
+	int			run_cap;
+	bool		index_done;
+	bool		stream_ended;	/* the callback returned InvalidBlockNumber */
+	BlockNumber last_blk;		/* block of the last group start */
+	int			groups_ahead;	/* group starts handed out, not consumed */
+
+	/* heap side */
+	bool		started;
+	bool		prefetch;		/* MVCC snapshot: read ahead */
+	ReadStream *stream;
+	Buffer		cur_buf;		/* buffer of the consumer's current group */
+	Buffer		pending_buf;	/* buffer fetched for the next group start */
+	HeapTupleData tup;
+
+	/* instrumentation */
+	bool		timing;
+	uint64		cb_us;			/* time spent in the callback's index reads */
+	uint64		cb_reads;		/* blocks read by the callback (index, VM) */
+	PfCounters	c;
+} PfScanState;
+
+bool		pg_dio_enable_index_prefetch = true;
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+static Plan *pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel,
+								 CustomPath *best_path, List *tlist,
+								 List *clauses, List *custom_plans);
+static List *pf_reparameterize(PlannerInfo *root, List *custom_private,
+							   RelOptInfo *child_rel);
+static Node *pf_create_scan_state(CustomScan *cscan);
+static void pf_begin_scan(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *pf_exec_scan(CustomScanState *node);
+static void pf_end_scan(CustomScanState *node);
+static void pf_rescan(CustomScanState *node);
+static void pf_explain_scan(CustomScanState *node, List *ancestors,
+							ExplainState *es);
+
+static const CustomPathMethods pf_path_methods = {
+	.CustomName = PF_SCAN_NAME,
+	.PlanCustomPath = pf_plan_custom_path,
+	.ReparameterizeCustomPathByChild = pf_reparameterize,
+};
+
+static const CustomScanMethods pf_scan_methods = {
+	.CustomName = PF_SCAN_NAME,
+	.CreateCustomScanState = pf_create_scan_state,
+};
+
+static const CustomScanMethods pf_only_methods = {
+	.CustomName = PF_ONLY_NAME,
+	.CreateCustomScanState = pf_create_scan_state,
+};
+
+static const CustomExecMethods pf_exec_methods = {
+	.CustomName = PF_SCAN_NAME,
+	.BeginCustomScan = pf_begin_scan,
+	.ExecCustomScan = pf_exec_scan,
+	.EndCustomScan = pf_end_scan,
+	.ReScanCustomScan = pf_rescan,
+	.ExplainCustomScan = pf_explain_scan,
+};
+
+static const CustomExecMethods pf_only_exec_methods = {
+	.CustomName = PF_ONLY_NAME,
+	.BeginCustomScan = pf_begin_scan,
+	.ExecCustomScan = pf_exec_scan,
+	.EndCustomScan = pf_end_scan,
+	.ReScanCustomScan = pf_rescan,
+	.ExplainCustomScan = pf_explain_scan,
+};
+
+/* ======================================================================
+ * Planner
+ * ====================================================================== */
+
+/*
+ * Can this index path be replaced?  Forward, ordered or not, through
+ * amgettuple, not parallel-aware, no ORDER BY operators (KNN); index-only
+ * scans only on indexes without expression columns (we fill a heap-shaped
+ * slot from the index tuple).
+ */
+static bool
+pf_path_qualifies(IndexPath *ipath)
+{
+	IndexOptInfo *index = ipath->indexinfo;
+
+	if (ipath->path.parallel_aware || ipath->indexorderbys != NIL)
+		return false;
+	if (ipath->indexscandir != ForwardScanDirection)
+		return false;
+	if (!index->amhasgettuple)
+		return false;
+	if (ipath->path.pathtype == T_IndexOnlyScan)
+	{
+		for (int i = 0; i < index->ncolumns; i++)
+			if (index->indexkeys[i] == 0)
+				return false;
+	}
+	else if (ipath->path.pathtype != T_IndexScan)
+		return false;
+	return true;
+}
+
+static CustomPath *
+pf_make_path(RelOptInfo *rel, IndexPath *ipath)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = rel;
+	cpath->path.pathtarget = ipath->path.pathtarget;
+	cpath->path.param_info = ipath->path.param_info;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = ipath->path.parallel_safe;
+	cpath->path.parallel_workers = 0;
+	cpath->path.rows = ipath->path.rows;
+	cpath->path.disabled_nodes = ipath->path.disabled_nodes;
+	cpath->path.startup_cost = ipath->path.startup_cost;
+	/* just below the index path it replaces: wins against it, nothing else */
+	cpath->path.total_cost = ipath->path.startup_cost +
+		(ipath->path.total_cost - ipath->path.startup_cost) * 0.9999;
+	if (cpath->path.total_cost >= ipath->path.total_cost)
+		cpath->path.total_cost = ipath->path.total_cost * 0.9999;
+	cpath->path.pathkeys = ipath->path.pathkeys;
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+	cpath->custom_paths = NIL;
+	/* IndexPaths are never freed by add_path, so keeping a pointer is safe */
+	cpath->custom_private = list_make1(ipath);
+	cpath->methods = &pf_path_methods;
+	return cpath;
+}
+
+static void
+pf_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
+					RangeTblEntry *rte)
+{
+	ListCell   *lc;
+	List	   *new_paths = NIL;
+
+	if (prev_set_rel_pathlist_hook)
+		prev_set_rel_pathlist_hook(root, rel, rti, rte);
+
+	if (!pg_dio_enable_index_prefetch)
+		return;
+	if (rel->reloptkind != RELOPT_BASEREL &&
+		rel->reloptkind != RELOPT_OTHER_MEMBER_REL)
+		return;
+	if (rte->rtekind != RTE_RELATION || rte->inh)
+		return;
+	if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW)
+		return;
+	if (get_rel_relam(rte->relid) != HEAP_TABLE_AM_OID)
+		return;
+
+	foreach(lc, rel->pathlist)
+	{
+		Path	   *p = (Path *) lfirst(lc);
+
+		if (IsA(p, IndexPath) && pf_path_qualifies((IndexPath *) p))
+			new_paths = lappend(new_paths, pf_make_path(rel, (IndexPath *) p));
+	}
+	/* add_path may free paths of the list we walk: add afterwards */
+	foreach(lc, new_paths)
+		add_path(rel, (Path *) lfirst(lc));
+}
+
+static List *
+pf_reparameterize(PlannerInfo *root, List *custom_private, RelOptInfo *child_rel)
+{
+	Path	   *ipath = (Path *) linitial(custom_private);
+
+	return list_make1(reparameterize_path_by_child(root, ipath, child_rel));
+}
+
+/*
+ * The index operand of an index qual, as a Var(INDEX_VAR, column + 1) that
+ * ExecIndexBuildScanKeys understands.  The planner puts the indexed column
+ * or expression on the left (possibly under a RelabelType).
+ */
+static Node *
+pf_index_operand(Node *node, IndexOptInfo *index, int col)
+{
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+
+	if (index->indexkeys[col] != 0)
+	{
+		if (IsA(node, Var) &&
+			(Index) ((Var *) node)->varno == index->rel->relid &&
+			((Var *) node)->varattno == index->indexkeys[col])
+		{
+			Var		   *v = (Var *) copyObject(node);
+
+			v->varno = INDEX_VAR;
+			v->varattno = col + 1;
+			return (Node *) v;
+		}
+	}
+	else
+	{
+		ListCell   *e = list_head(index->indexprs);
+
+		for (int i = 0; i < col; i++)
+			if (index->indexkeys[i] == 0)
+				e = lnext(index->indexprs, e);
+		if (e != NULL && equal(node, lfirst(e)))
+			return (Node *) makeVar(INDEX_VAR, col + 1,
+									exprType(lfirst(e)), -1,
+									exprCollation(lfirst(e)), 0);
+	}
+	elog(ERROR, "pg_dio: index key of column %d does not match the index", col + 1);
+	return NULL;				/* keep compiler quiet */
+}
+
+/* A copy of an index qual with its index operands made index Vars. */
+static Node *
+pf_fix_indexqual(IndexOptInfo *index, IndexClause *ic, Node *clause)
+{
+	clause = copyObject(clause);
+	if (IsA(clause, OpExpr))
+	{
+		OpExpr	   *op = (OpExpr *) clause;
+
+		linitial(op->args) = pf_index_operand(linitial(op->args), index, ic->indexcol);
+	}
+	else if (IsA(clause, RowCompareExpr))
+	{
+		RowCompareExpr *rc = (RowCompareExpr *) clause;
+		ListCell   *la,
+				   *lc;
+
+		forboth(la, rc->largs, lc, ic->indexcols)
+			lfirst(la) = pf_index_operand(lfirst(la), index, lfirst_int(lc));
+	}
+	else if (IsA(clause, ScalarArrayOpExpr))
+	{
+		ScalarArrayOpExpr *sa = (ScalarArrayOpExpr *) clause;
+
+		linitial(sa->args) = pf_index_operand(linitial(sa->args), index, ic->indexcol);
+	}
+	else if (IsA(clause, NullTest))
+	{
+		NullTest   *nt = (NullTest *) clause;
+
+		nt->arg = (Expr *) pf_index_operand((Node *) nt->arg, index, ic->indexcol);
+	}
+	else
+		elog(ERROR, "pg_dio: unsupported index qual type: %d", (int) nodeTag(clause));
+	return clause;
+}
+
+/*
+ * custom_exprs = (index quals with index Vars, the same quals as written);
+ * core replaces nestloop parameters in both afterwards and setrefs leaves
+ * INDEX_VAR alone.  custom_private = (index OID, index-only?).  The filter
+ * keeps every scan clause that the index conditions do not already enforce
+ * (clauses implied by a partial index's predicate are left out, as core's
+ * index scan does).
+ */
+static Plan *
+pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+					List *tlist, List *clauses, List *custom_plans)
+{
+	IndexPath  *ipath = (IndexPath *) linitial(best_path->custom_private);
+	IndexOptInfo *index = ipath->indexinfo;
+	CustomScan *cscan = makeNode(CustomScan);
+	List	   *fixed = NIL;
+	List	   *orig = NIL;
+	List	   *qpqual = NIL;
+	List	   *ppi_clauses = NIL;
+	ListCell   *lc;
+	bool		index_only = ipath->path.pathtype == T_IndexOnlyScan;
+
+	foreach(lc, ipath->indexclauses)
+	{
+		IndexClause *ic = lfirst_node(IndexClause, lc);
+		ListCell   *lq;
+
+		foreach(lq, ic->indexquals)
+		{
+			RestrictInfo *ri = lfirst_node(RestrictInfo, lq);
+
+			orig = lappend(orig, ri->clause);
+			fixed = lappend(fixed, pf_fix_indexqual(index, ic, (Node *) ri->clause));
+		}
+	}
+
+	if (best_path->path.param_info)
+		ppi_clauses = best_path->path.param_info->ppi_clauses;
+	foreach(lc, clauses)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+
+		if (ri->pseudoconstant)
+			continue;
+		if (!list_member_ptr(index->indrestrictinfo, ri) &&
+			!list_member_ptr(ppi_clauses, ri))
+			continue;			/* implied by the index predicate */
+		if (is_redundant_with_indexclauses(ri, ipath->indexclauses))
+			continue;
+		if (!contain_mutable_functions((Node *) ri->clause) &&
+			predicate_implied_by(list_make1(ri->clause), orig, false))
+			continue;
+		qpqual = lappend(qpqual, ri->clause);
+	}
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = qpqual;
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	cscan->custom_plans = NIL;
+	cscan->custom_exprs = list_make2(fixed, copyObject(orig));
+	cscan->custom_private = list_make2_oid(index->indexoid, index_only ? 1 : 0);
+	cscan->custom_scan_tlist = NIL;
+	cscan->custom_relids = NULL;
+	cscan->methods = index_only ? &pf_only_methods : &pf_scan_methods;
+	return &cscan->scan.plan;
+}
+
+/* ======================================================================
+ * Executor: the TID queue
+ * ====================================================================== */
+
+static inline PfEntry *
+pf_entry(PfScanState *st, uint64 pos)
+{
+	return &st->q[pos & (st->qsize - 1)];
+}
+
+/* Room for one more entry at the tail; grows the ring when full. */
+static PfEntry *
+pf_push(PfScanState *st)
+{
+	if (st->tail - st->head == st->qsize)
+	{
+		uint32		nsize = st->qsize * 2;
+		PfEntry    *nq = MemoryContextAlloc(GetMemoryChunkContext(st->q),
+											sizeof(PfEntry) * nsize);
+		uint64		n = st->tail - st->head;
+
+		for (uint64 i = 0; i < n; i++)
+			nq[i] = *pf_entry(st, st->head + i);
+		pfree(st->q);
+		st->q = nq;
+		st->qsize = nsize;
+		st->head = 0;
+		st->tail = n;
+	}
+	return pf_entry(st, st->tail++);
+}
+
+static inline uint64
+pf_blocks_read_now(void)
+{
+	return pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read;
+}
+
+/*
+ * Read the next TID from the index and queue it, deciding (index-only) from
+ * the visibility map whether its heap block must be read.  NULL at the end of
+ * the index scan.
+ */
+static PfEntry *
+pf_fetch(PfScanState *st)
+{
+	IndexScanDesc scan = st->scan;
+	ItemPointer tid;
+	PfEntry    *e;
+
+	tid = index_getnext_tid(scan, ForwardScanDirection);
+	if (tid == NULL)
+	{
+		st->index_done = true;
+		return NULL;
+	}
+	e = pf_push(st);
+	e->tid = *tid;
+	e->flags = scan->xs_recheck ? PF_RECHECK : 0;
+	e->copy = NULL;
+	st->c.tids++;
+
+	if (!st->index_only)
+		e->flags |= PF_NEED_HEAP;
+	else
+	{
+		MemoryContext old;
+
+		if (!VM_ALL_VISIBLE(scan->heapRelation, ItemPointerGetBlockNumber(tid),
+							&st->vmbuf))
+			e->flags |= PF_NEED_HEAP;
+		old = MemoryContextSwitchTo(st->qcxt);
+		if (scan->xs_hitup)
+		{
+			e->copy = heap_copytuple(scan->xs_hitup);
+			e->flags |= PF_HEAP_FORMAT;
+		}
+		else if (scan->xs_itup)
+			e->copy = CopyIndexTuple(scan->xs_itup);
+		else
+			elog(ERROR, "no data returned for index-only scan");
+		MemoryContextSwitchTo(old);
+	}
+	return e;
+}
+
+/*
+ * The read stream's callback: queue TIDs until one needs a heap block other
+ * than the last one handed out, and return that block.  Ends the stream at
+ * the end of the index, at the cap on TIDs needing no block (index-only), at
+ * the hard cap, and after every TID without MVCC (no read-ahead).
+ */
+static BlockNumber
+pf_stream_next_block(ReadStream *stream, void *private, void *per_buffer_data)
+{
+	PfScanState *st = (PfScanState *) private;
+	BlockNumber result = InvalidBlockNumber;
+	uint64		reads0 = pf_blocks_read_now();
+	instr_time	t0;
+	int			run = 0;
+
+	if (st->timing)
+		INSTR_TIME_SET_CURRENT(t0);
+
+	for (;;)
+	{
+		PfEntry    *e;
+		BlockNumber blk;
+
+		if (st->index_done || run >= st->run_cap ||
+			st->tail - st->head >= PF_MAX_QUEUED ||
+			(!st->prefetch && st->tail > st->head))
+			break;
+		e = pf_fetch(st);
+		if (e == NULL)
+			break;
+		if (!(e->flags & PF_NEED_HEAP))
+		{
+			run++;
+			continue;
+		}
+		blk = ItemPointerGetBlockNumber(&e->tid);
+		if (blk == st->last_blk)
+			continue;			/* same block as the group before it */
+		e->flags |= PF_GROUP_START;
+		st->last_blk = blk;
+		st->groups_ahead++;
+		result = blk;
+		break;
+	}
+	if (result == InvalidBlockNumber)
+	{
+		st->stream_ended = true;
+		st->last_blk = InvalidBlockNumber;
+	}
+
+	st->cb_reads += pf_blocks_read_now() - reads0;
+	if (st->timing)
+	{
+		instr_time	t1;
+
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		st->cb_us += INSTR_TIME_GET_MICROSEC(t1);
+	}
+	return result;
+}
+
+/*
+ * read_stream_next_buffer() with the accounting: blocks it read (minus the
+ * index and VM blocks our callback read meanwhile) and, with timing, how
+ * long it waited.
+ */
+static Buffer
+pf_stream_buffer(PfScanState *st)
+{
+	uint64		reads0 = pf_blocks_read_now();
+	uint64		cb_reads0 = st->cb_reads;
+	uint64		cb_us0 = st->cb_us;
+	instr_time	t0;
+	Buffer		buf;
+
+	if (st->timing)
+		INSTR_TIME_SET_CURRENT(t0);
+	buf = read_stream_next_buffer(st->stream, NULL);
+	if (st->timing)
+	{
+		instr_time	t1;
+		int64		us;
+
+		INSTR_TIME_SET_CURRENT(t1);
+		INSTR_TIME_SUBTRACT(t1, t0);
+		us = (int64) INSTR_TIME_GET_MICROSEC(t1) - (int64) (st->cb_us - cb_us0);
+		if (us > PF_WAIT_US)
+		{
+			st->c.waits++;
+			st->c.wait_us += us;
+		}
+	}
+	st->c.blocks_read += (pf_blocks_read_now() - reads0) - (st->cb_reads - cb_reads0);
+	return buf;
+}
+
+/*
+ * The next queued TID for the consumer, with st->cur_buf holding its block
+ * if it needs one; NULL at the end.  When nothing is queued, the stream is
+ * asked for its next buffer, which makes the callback queue more TIDs (the
+ * buffer belongs to the first group start among them).
+ */
+static PfEntry *
+pf_next_entry(PfScanState *st)
+{
+	while (st->head == st->tail)
+	{
+		Buffer		buf;
+
+		if (st->index_done)
+			return NULL;
+		/* nothing queued, so every block handed out has been consumed */
+		Assert(st->groups_ahead == 0 && !BufferIsValid(st->pending_buf));
+		if (st->stream_ended)
+		{
+			read_stream_reset(st->stream);
+			st->stream_ended = false;
+			st->run_cap = Min(st->run_cap * 2, PF_MAX_RUN);
+			st->c.restarts++;
+		}
+		buf = pf_stream_buffer(st);
+		if (BufferIsValid(buf))
+			st->pending_buf = buf;
+	}
+
+	{
+		PfEntry    *e = pf_entry(st, st->head++);
+
+		if (e->flags & PF_GROUP_START)
+		{
+			BlockNumber blk = ItemPointerGetBlockNumber(&e->tid);
+
+			if (BufferIsValid(st->cur_buf))
+				ReleaseBuffer(st->cur_buf);
+			st->c.blocks++;
+			st->c.dist_sum += st->groups_ahead;
+			if (st->groups_ahead > st->c.dist_max)
+				st->c.dist_max = st->groups_ahead;
+			if (BufferIsValid(st->pending_buf))
+			{
+				st->cur_buf = st->pending_buf;
+				st->pending_buf = InvalidBuffer;
+			}
+			else
+				st->cur_buf = pf_stream_buffer(st);
+			st->groups_ahead--;
+			if (!BufferIsValid(st->cur_buf) || BufferGetBlockNumber(st->cur_buf) != blk)
+				elog(ERROR, "pg_dio: index prefetch stream out of step at block %u", blk);
+		}
+		return e;
+	}
+}
+
+/* Forget everything queued; the stream must have been reset or ended. */
+static void
+pf_queue_reset(PfScanState *st)
+{
+	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
+	if (BufferIsValid(st->cur_buf))
+		ReleaseBuffer(st->cur_buf);
+	if (BufferIsValid(st->pending_buf))
+		ReleaseBuffer(st->pending_buf);
+	st->cur_buf = InvalidBuffer;
+	st->pending_buf = InvalidBuffer;
+	MemoryContextReset(st->qcxt);
+	st->out_copy = NULL;
+	st->head = st->tail = 0;
+	st->run_cap = PF_MIN_RUN;
+	st->index_done = false;
+	st->stream_ended = false;
+	st->last_blk = InvalidBlockNumber;
+	st->groups_ahead = 0;
+}
+
+/* ======================================================================
+ * Executor: tuples
+ * ====================================================================== */
+
+/* Index-only: fill the heap-shaped virtual slot from the entry's copy. */
+static void
+pf_store_index_data(PfScanState *st, TupleTableSlot *slot, PfEntry *e)
+{
+	IndexScanDesc scan = st->scan;
+	TupleDesc	idesc;
+	int			natts = slot->tts_tupleDescriptor->natts;
+
+	ExecClearTuple(slot);
+	if (st->out_copy)
+		pfree(st->out_copy);
+	st->out_copy = e->copy;
+	e->copy = NULL;
+
+	if (e->flags & PF_HEAP_FORMAT)
+	{
+		idesc = scan->xs_hitupdesc;
+		heap_deform_tuple((HeapTuple) st->out_copy, idesc, st->ivalues, st->iisnull);
+	}
+	else
+	{
+		idesc = scan->xs_itupdesc;
+		index_deform_tuple((IndexTuple) st->out_copy, idesc, st->ivalues, st->iisnull);
+	}
+
+	/* btree stores name as cstring: pad back to NAMEDATALEN, as core does */
+	if (!st->name_checked)
+	{
+		TupleDesc	hdesc = slot->tts_tupleDescriptor;
+
+		for (int i = 0; i < st->nindexatts && i < idesc->natts; i++)
+		{
+			AttrNumber	a = st->heap_attno[i];
+
+			st->name_cstring[i] = a > 0 &&
+				TupleDescAttr(idesc, i)->atttypid == CSTRINGOID &&
+				TupleDescAttr(hdesc, a - 1)->atttypid == NAMEOID;
+		}
+		st->name_checked = true;
+	}
+
+	memset(slot->tts_isnull, true, natts * sizeof(bool));
+	for (int i = 0; i < st->nindexatts && i < idesc->natts; i++)
+	{
+		AttrNumber	a = st->heap_attno[i];
+		Datum		v = st->ivalues[i];
+
+		if (a <= 0)
+			continue;
+		if (!st->iisnull[i] && st->name_cstring[i])
+		{
+			Name		name = MemoryContextAlloc(st->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory,
+												  NAMEDATALEN);
+
+			namestrcpy(name, DatumGetCString(v));
+			v = NameGetDatum(name);
+		}
+		slot->tts_values[a - 1] = v;
+		slot->tts_isnull[a - 1] = st->iisnull[i];
+	}
+	ExecStoreVirtualTuple(slot);
+}
+
+static void
+pf_start(PfScanState *st)
+{
+	ScanState  *ss = &st->css.ss;
+	EState	   *estate = ss->ps.state;
+
+	st->scan = index_beginscan(ss->ss_currentRelation, st->index,
+							   estate->es_snapshot, &st->instr, st->nkeys, 0);
+	if (st->index_only)
+		st->scan->xs_want_itup = true;
+	if (st->nrtkeys == 0 || st->rtkeys_ready)
+		index_rescan(st->scan, st->keys, st->nkeys, NULL, 0);
+
+	st->prefetch = IsMVCCSnapshot(estate->es_snapshot);
+	if (st->prefetch || st->index_only)
+		st->stream = read_stream_begin_relation(READ_STREAM_DEFAULT, NULL,
+												ss->ss_currentRelation,
+												MAIN_FORKNUM,
+												pf_stream_next_block, st, 0);
+	st->timing = ss->ps.instrument != NULL && ss->ps.instrument->need_timer;
+	st->started = true;
+}
+
+static TupleTableSlot *
+pf_next(ScanState *ss)
+{
+	PfScanState *st = (PfScanState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+	Relation	heap = ss->ss_currentRelation;
+	Snapshot	snapshot = ss->ps.state->es_snapshot;
+
+	if (!st->started)
+		pf_start(st);
+
+	if (st->stream == NULL)
+	{
+		/* not MVCC: exactly core's index scan */
+		while (index_getnext_slot(st->scan, ForwardScanDirection, slot))
+		{
+			CHECK_FOR_INTERRUPTS();
+			if (st->scan->xs_recheck)
+			{
+				econtext->ecxt_scantuple = slot;
+				if (!ExecQualAndReset(st->qualorig, econtext))
+				{
+					InstrCountFiltered2(ss, 1);
+					continue;
+				}
+			}
+			return slot;
+		}
+		return ExecClearTuple(slot);
+	}
+
+	for (;;)
+	{
+		PfEntry    *e;
+
+		CHECK_FOR_INTERRUPTS();
+		e = pf_next_entry(st);
+		if (e == NULL)
+			return ExecClearTuple(slot);
+
+		if (e->flags & PF_NEED_HEAP)
+		{
+			ItemPointerData tid = e->tid;
+			bool		all_dead;
+			bool		found;
+
+			if (st->index_only)
+				st->c.heap_fetches++;
+			LockBuffer(st->cur_buf, BUFFER_LOCK_SHARE);
+			found = heap_hot_search_buffer(&tid, heap, st->cur_buf, snapshot,
+										   &st->tup, &all_dead, true);
+			LockBuffer(st->cur_buf, BUFFER_LOCK_UNLOCK);
+			if (!found)
+			{
+				if (e->copy)
+				{
+					pfree(e->copy);
+					e->copy = NULL;
+				}
+				continue;
+			}
+			if (!st->index_only)
+				ExecStoreBufferHeapTuple(&st->tup, slot, st->cur_buf);
+		}
+		else
+			PredicateLockPage(heap, ItemPointerGetBlockNumber(&e->tid), snapshot);
+
+		if (st->index_only)
+			pf_store_index_data(st, slot, e);
+
+		if (e->flags & PF_RECHECK)
+		{
+			econtext->ecxt_scantuple = slot;
+			if (!ExecQualAndReset(st->qualorig, econtext))
+			{
+				InstrCountFiltered2(ss, 1);
+				continue;
+			}
+		}
+		return slot;
+	}
+}
+
+/* EvalPlanQual: does the substituted tuple still satisfy the index quals? */
+static bool
+pf_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	PfScanState *st = (PfScanState *) ss;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	if (st->index_only)
+		elog(ERROR, "EvalPlanQual recheck is not supported in index-only scans");
+	econtext->ecxt_scantuple = slot;
+	return ExecQualAndReset(st->qualorig, econtext);
+}
+
+/* ======================================================================
+ * Executor: node callbacks
+ * ====================================================================== */
+
+static Node *
+pf_create_scan_state(CustomScan *cscan)
+{
+	PfScanState *st = (PfScanState *) newNode(sizeof(PfScanState), T_CustomScanState);
+	bool		index_only = lsecond_oid(cscan->custom_private) != 0;
+
+	st->css.methods = index_only ? &pf_only_exec_methods : &pf_exec_methods;
+	st->css.slotOps = index_only ? &TTSOpsVirtual : &TTSOpsBufferHeapTuple;
+	st->index_only = index_only;
+	return (Node *) st;
+}
+
+static void
+pf_begin_scan(CustomScanState *node, EState *estate, int eflags)
+{
+	PfScanState *st = (PfScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	LOCKMODE	lockmode;
+
+	st->indexoid = linitial_oid(cscan->custom_private);
+	st->indexqualorig = (List *) lsecond(cscan->custom_exprs);
+	st->qualorig = ExecInitQual(st->indexqualorig, &node->ss.ps);
+	st->cur_buf = InvalidBuffer;
+	st->pending_buf = InvalidBuffer;
+	st->vmbuf = InvalidBuffer;
+	st->last_blk = InvalidBlockNumber;
+	st->run_cap = PF_MIN_RUN;
+
+	/* EXPLAIN without ANALYZE needs no index (an advisor's may not exist) */
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+
+	lockmode = exec_rt_fetch(cscan->scan.scanrelid, estate)->rellockmode;
+	st->index = index_open(st->indexoid, lockmode);
+
+	ExecIndexBuildScanKeys(&node->ss.ps, st->index,
+						   (List *) linitial(cscan->custom_exprs), false,
+						   &st->keys, &st->nkeys,
+						   &st->rtkeys, &st->nrtkeys,
+						   NULL, NULL);
+	if (st->nrtkeys != 0)
+	{
+		/* runtime keys get a context of their own, reset per rescan */
+		ExprContext *std = node->ss.ps.ps_ExprContext;
+
+		ExecAssignExprContext(estate, &node->ss.ps);
+		st->rtcxt = node->ss.ps.ps_ExprContext;
+		node->ss.ps.ps_ExprContext = std;
+	}
+
+	st->qsize = 64;
+	st->q = MemoryContextAlloc(estate->es_query_cxt, sizeof(PfEntry) * st->qsize);
+	st->qcxt = AllocSetContextCreate(estate->es_query_cxt,
+									 "pg_dio index prefetch queue",
+									 ALLOCSET_DEFAULT_SIZES);
+
+	if (st->index_only)
+	{
+		int			n = RelationGetNumberOfAttributes(st->index);
+
+		st->nindexatts = n;
+		st->heap_attno = palloc0(sizeof(AttrNumber) * n);
+		st->name_cstring = palloc0(sizeof(bool) * n);
+		st->ivalues = palloc(sizeof(Datum) * n);
+		st->iisnull = palloc(sizeof(bool) * n);
+		for (int i = 0; i < n; i++)
+			if (index_can_return(st->index, i + 1))
+				st->heap_attno[i] = st->index->rd_index->indkey.values[i];
+	}
+}
+
+static TupleTableSlot *
+pf_exec_scan(CustomScanState *node)
+{
+	PfScanState *st = (PfScanState *) node;
+
+	if (st->nrtkeys != 0 && !st->rtkeys_ready)
+		ExecReScan(&node->ss.ps);
+	return ExecScan(&node->ss, pf_next, pf_recheck);
+}
+
+static void
+pf_rescan(CustomScanState *node)
+{
+	PfScanState *st = (PfScanState *) node;
+
+	if (st->index == NULL)
+		return;
+	if (st->stream)
+		read_stream_reset(st->stream);
+	pf_queue_reset(st);
+
+	if (st->nrtkeys != 0)
+	{
+		ResetExprContext(st->rtcxt);
+		ExecIndexEvalRuntimeKeys(st->rtcxt, st->rtkeys, st->nrtkeys);
+	}
+	st->rtkeys_ready = true;
+
+	if (st->scan)
+		index_rescan(st->scan, st->keys, st->nkeys, NULL, 0);
+	ExecScanReScan(&node->ss);
+}
+
+static void
+pf_end_scan(CustomScanState *node)
+{
+	PfScanState *st = (PfScanState *) node;
+
+	if (st->index == NULL)
+		return;
+	if (st->stream)
+	{
+		read_stream_end(st->stream);
+		st->stream = NULL;
+	}
+	pf_queue_reset(st);
+	if (BufferIsValid(st->vmbuf))
+		ReleaseBuffer(st->vmbuf);
+	st->vmbuf = InvalidBuffer;
+	if (st->scan)
+		index_endscan(st->scan);
+	index_close(st->index, NoLock);
+}
+
+/* ======================================================================
+ * EXPLAIN
+ * ====================================================================== */
+
+/*
+ * Core prints "Custom Scan (PrefetchIndexScan) on t"; put the index name where
+ * core's index scans have it ("... using idx on t").  Our title is the last
+ * line of es->str that starts (after indentation and "->  ") with our custom
+ * name: only our own property lines follow it when this runs.
+ */
+static void
+pf_explain_title(PfScanState *st, ExplainState *es, const char *idxname)
+{
+	StringInfo	s = es->str;
+	char		prefix[64];
+	int			plen;
+	int			ls = s->len;
+
+	snprintf(prefix, sizeof(prefix), "Custom Scan (%s)",
+			 st->index_only ? PF_ONLY_NAME : PF_SCAN_NAME);
+	plen = strlen(prefix);
+
+	while (ls > 0)
+	{
+		int			p = ls - 1;
+
+		while (p > 0 && s->data[p - 1] != '\n')
+			p--;
+		ls = p;
+		while (s->data[p] == ' ')
+			p++;
+		if (strncmp(s->data + p, "->  ", 4) == 0)
+			p += 4;
+		if (strncmp(s->data + p, prefix, plen) == 0)
+		{
+			int			at = p + plen;
+			char	   *rest = pstrdup(s->data + at);
+
+			s->len = at;
+			s->data[at] = '\0';
+			appendStringInfo(s, " using %s", quote_identifier(idxname));
+			appendStringInfoString(s, rest);
+			pfree(rest);
+			return;
+		}
+	}
+}
+
+static void
+pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	PfScanState *st = (PfScanState *) node;
+	Plan	   *plan = node->ss.ps.plan;
+	char	   *idxname = get_rel_name(st->indexoid);
+	Instrumentation *instr = node->ss.ps.instrument;
+	PfCounters *c = &st->c;
+
+	if (idxname == NULL)
+		idxname = psprintf("%u", st->indexoid);
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+		pf_explain_title(st, es, idxname);
+	else
+		ExplainPropertyText("Index Name", idxname, es);
+
+	if (st->indexqualorig != NIL)
+	{
+		List	   *context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
+		char	   *cond = deparse_expression((Node *) make_ands_explicit(st->indexqualorig),
+											  context, es->verbose, false);
+
+		ExplainPropertyText("Index Cond", cond, es);
+		if (es->analyze && instr != NULL &&
+			(instr->nfiltered2 > 0 || es->format != EXPLAIN_FORMAT_TEXT))
+			ExplainPropertyFloat("Rows Removed by Index Recheck", NULL,
+								 instr->nloops > 0 ? instr->nfiltered2 / instr->nloops : 0,
+								 0, es);
+	}
+
+	if (!es->analyze)
+		return;
+
+	if (st->index_only)
+		ExplainPropertyUInteger("Heap Fetches", NULL, c->heap_fetches, es);
+	ExplainPropertyUInteger("Index Searches", NULL, st->instr.nsearches, es);
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		ExplainIndentText(es);
+		appendStringInfo(es->str, "Prefetch: avg=%.1f max=%d",
+						 c->blocks ? (double) c->dist_sum / c->blocks : 0.0,
+						 c->dist_max);
+		if (c->restarts > 0)
+			appendStringInfo(es->str, " restarts=" UINT64_FORMAT, c->restarts);
+		appendStringInfoChar(es->str, '\n');
+		ExplainIndentText(es);
+		appendStringInfo(es->str, "Heap Blocks: requested=" UINT64_FORMAT " read=" UINT64_FORMAT,
+						 c->blocks, c->blocks_read);
+		if (st->timing)
+			appendStringInfo(es->str, " waits=" UINT64_FORMAT " wait time=%.3f ms",
+							 c->waits, (double) c->wait_us / 1000.0);
+		appendStringInfoChar(es->str, '\n');
+	}
+	else
+	{
+		ExplainPropertyFloat("Prefetch Average", NULL,
+							 c->blocks ? (double) c->dist_sum / c->blocks : 0.0, 1, es);
+		ExplainPropertyInteger("Prefetch Max", NULL, c->dist_max, es);
+		ExplainPropertyUInteger("Prefetch Restarts", NULL, c->restarts, es);
+		ExplainPropertyUInteger("Heap Blocks Requested", NULL, c->blocks, es);
+		ExplainPropertyUInteger("Heap Blocks Read", NULL, c->blocks_read, es);
+		ExplainPropertyUInteger("Index TIDs", NULL, c->tids, es);
+		if (st->timing)
+		{
+			ExplainPropertyUInteger("I/O Waits", NULL, c->waits, es);
+			ExplainPropertyFloat("I/O Wait Time", "ms", (double) c->wait_us / 1000.0, 3, es);
+		}
+	}
+}
+
+/* ======================================================================
+ * Setup
+ * ====================================================================== */
+
+void
+dio_prefetch_init(void)
+{
+	DefineCustomBoolVariable("pg_dio.enable_index_prefetch",
+							 "Lets the planner replace forward index scans and index-only scans of heap tables by PrefetchIndexScan.",
+							 NULL,
+							 &pg_dio_enable_index_prefetch,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
+	RegisterCustomScanMethods(&pf_scan_methods);
+	RegisterCustomScanMethods(&pf_only_methods);
+	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = pf_set_rel_pathlist;
+}
