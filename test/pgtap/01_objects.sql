@@ -1,7 +1,7 @@
 -- pg_dio's SQL objects: functions (arguments, result types, properties),
 -- views, the extension's member list and the settings in pg_settings.
 BEGIN;
-SELECT plan(69);
+SELECT plan(70);
 
 SELECT has_extension('pg_dio', 'extension pg_dio is installed');
 
@@ -212,6 +212,7 @@ SELECT results_eq(
         FROM pg_catalog.pg_settings WHERE name LIKE 'pg\_dio.%' ORDER BY name$$,
     $$VALUES ('pg_dio.direct_scan_threshold', 'integer', '8kB', '0', '1073741823', 'user', '2048'),
              ('pg_dio.enable_direct_scan', 'bool', NULL, NULL, NULL, 'user', 'on'),
+             ('pg_dio.enable_index_prefetch', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.inject_delay', 'integer', 'ms', '1', '60000', 'superuser', '200'),
              ('pg_dio.inject_fault', 'enum', NULL, NULL, NULL, 'superuser', 'none'),
              ('pg_dio.io_size', 'integer', 'kB', '8', '1024', 'user', '256'),
@@ -227,6 +228,7 @@ SELECT is(current_setting('pg_dio.queue_depth'), '32', 'pg_dio.queue_depth is 32
 SELECT is(current_setting('pg_dio.inject_fault'), 'none', 'pg_dio.inject_fault is none');
 SELECT is(current_setting('pg_dio.direct_scan_threshold'), '16MB', 'pg_dio.direct_scan_threshold shows as 16MB');
 SELECT is(current_setting('pg_dio.enable_direct_scan'), 'on', 'pg_dio.enable_direct_scan is on');
+SELECT is(current_setting('pg_dio.enable_index_prefetch'), 'on', 'pg_dio.enable_index_prefetch is on');
 
 -- io_size must be a multiple of the block size and within range
 SELECT throws_ok($$SET pg_dio.io_size = '12kB'$$, '22023', NULL,
