@@ -154,6 +154,7 @@ typedef struct PfScanState
 
 	/* the TID queue: entries [head, tail), ring of qsize (power of two) */
 	PfEntry    *q;
+	PfEntry		cur;			/* the entry the consumer works on */
 	uint32		qsize;
 	uint64		head;
 	uint64		tail;
@@ -691,8 +692,13 @@ pf_next_entry(PfScanState *st)
 	}
 
 	{
-		PfEntry    *e = pf_entry(st, st->head++);
+		/*
+		 * Copy the entry out: taking the next buffer runs the callback, which
+		 * may grow (move) the ring.
+		 */
+		PfEntry    *e = &st->cur;
 
+		*e = *pf_entry(st, st->head++);
 		if (e->flags & PF_GROUP_START)
 		{
 			BlockNumber blk = ItemPointerGetBlockNumber(&e->tid);
@@ -731,6 +737,7 @@ pf_queue_reset(PfScanState *st)
 	st->pending_buf = InvalidBuffer;
 	MemoryContextReset(st->qcxt);
 	st->out_copy = NULL;
+	st->cur.copy = NULL;
 	st->head = st->tail = 0;
 	st->run_cap = PF_MIN_RUN;
 	st->index_done = false;
