@@ -34,14 +34,18 @@ from engine_vs_fio import psql, psql_script, run_fio, segment_files  # noqa: E40
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
 
+# io_combine_limit is silently capped by io_max_combine_limit (server start,
+# default 128kB): every configuration raises the cap to 1MB so that the
+# session's io_combine_limit is what core really uses.
+MAX_COMBINE = {"io_max_combine_limit": "1MB"}
 CONFIGS = {
-    "core-sync": ({"io_method": "sync"}, {"pg_dio.enable_direct_scan": "off"}),
-    "core-worker": ({"io_method": "worker"}, {"pg_dio.enable_direct_scan": "off"}),
-    "core-worker-1M": ({"io_method": "worker"},
+    "core-sync": ({**MAX_COMBINE, "io_method": "sync"}, {"pg_dio.enable_direct_scan": "off"}),
+    "core-worker": ({**MAX_COMBINE, "io_method": "worker"}, {"pg_dio.enable_direct_scan": "off"}),
+    "core-worker-1M": ({**MAX_COMBINE, "io_method": "worker"},
                        {"pg_dio.enable_direct_scan": "off", "io_combine_limit": "1MB"}),
-    "core-dio-1M": ({"io_method": "worker", "debug_io_direct": "data"},
+    "core-dio-1M": ({**MAX_COMBINE, "io_method": "worker", "debug_io_direct": "data"},
                     {"pg_dio.enable_direct_scan": "off", "io_combine_limit": "1MB"}),
-    "pg_dio": ({"io_method": "worker"}, {"pg_dio.enable_direct_scan": "on"}),
+    "pg_dio": ({**MAX_COMBINE, "io_method": "worker"}, {"pg_dio.enable_direct_scan": "on"}),
 }
 CORE_BUFFERED = ("core-sync", "core-worker", "core-worker-1M")
 

@@ -1,0 +1,294 @@
+#!/usr/bin/env python3
+"""Index scans: PrefetchIndexScan vs core's Index Scan and Bitmap Heap Scan.
+
+A table of >= 2 GiB (bench_idx) with two indexes: bench_idx_r on a column in
+random order relative to the heap, bench_idx_id on a column in heap order
+(correlated).  After it was vacuumed, one row on every other page was
+updated, so about half of the pages are not all-visible (the index-only
+scans visit those).  The experiments, each configuration in turn within a
+round (A B C ... A B C ...), rounds repeated:
+
+  random, cold   SELECT sum(length(filler)) over ~1% of the rows by r:
+                 core Index Scan, core Bitmap Heap Scan, PrefetchIndexScan,
+                 with effective_io_concurrency 16 and 64, io_method worker
+                 and sync; fio random 8 kB O_DIRECT reads at depth 1, 16, 64
+                 over the table's files in the same rounds.
+  index-only     SELECT sum(r) over the same range (Index Only Scan vs
+                 PrefetchIndexOnlyScan), cold.
+  correlated     the same share of rows by id (heap order), cold.
+  cached         a smaller range that fits in shared buffers, run twice,
+                 the second run timed (random, correlated, index-only).
+
+Cold = the table and its indexes evicted from shared buffers and the OS page
+cache with pg_dio_evict and verified with pg_dio_residency before every run.
+The server is restarted only to change io_method.  Every query runs as
+EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON): the execution time and
+the blocks read come from the same run; IOPS = heap blocks read / seconds.
+
+Needs: the bench cluster (test/bench/run.sh brings it up), psql, fio.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from engine_vs_fio import psql, psql_script, run_fio_random  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
+
+BASE = {"enable_seqscan": "off", "max_parallel_workers_per_gather": "0", "jit": "off"}
+CORE_INDEX = {**BASE, "pg_dio.enable_index_prefetch": "off", "enable_bitmapscan": "off"}
+CORE_BITMAP = {**BASE, "pg_dio.enable_index_prefetch": "off", "enable_indexscan": "off",
+               "enable_indexonlyscan": "off"}
+PREFETCH = {**BASE, "pg_dio.enable_index_prefetch": "on", "enable_bitmapscan": "off"}
+
+
+def configs(mode):
+    """name -> (io_method, session settings, plan node that must appear)."""
+    c = {
+        "core-index": ("worker", CORE_INDEX, "Index Scan"),
+        "core-bitmap-16": ("worker", {**CORE_BITMAP, "effective_io_concurrency": "16"},
+                           "Bitmap Heap Scan"),
+        "core-bitmap-64": ("worker", {**CORE_BITMAP, "effective_io_concurrency": "64"},
+                           "Bitmap Heap Scan"),
+        "prefetch-16": ("worker", {**PREFETCH, "effective_io_concurrency": "16"},
+                        "PrefetchIndexScan"),
+        "prefetch-64": ("worker", {**PREFETCH, "effective_io_concurrency": "64"},
+                        "PrefetchIndexScan"),
+        "sync/core-bitmap-16": ("sync", {**CORE_BITMAP, "effective_io_concurrency": "16"},
+                                "Bitmap Heap Scan"),
+        "sync/prefetch-16": ("sync", {**PREFETCH, "effective_io_concurrency": "16"},
+                             "PrefetchIndexScan"),
+    }
+    if mode == "full":
+        c["sync/core-index"] = ("sync", CORE_INDEX, "Index Scan")
+        c["sync/core-bitmap-64"] = ("sync", {**CORE_BITMAP, "effective_io_concurrency": "64"},
+                                    "Bitmap Heap Scan")
+        c["sync/prefetch-64"] = ("sync", {**PREFETCH, "effective_io_concurrency": "64"},
+                                 "PrefetchIndexScan")
+    return c
+
+
+IOS_CONFIGS = {
+    "core-ios": ("worker", CORE_INDEX, "Index Only Scan"),
+    "prefetch-ios-16": ("worker", {**PREFETCH, "effective_io_concurrency": "16"},
+                        "PrefetchIndexOnlyScan"),
+    "prefetch-ios-64": ("worker", {**PREFETCH, "effective_io_concurrency": "64"},
+                        "PrefetchIndexOnlyScan"),
+}
+CORR_CONFIGS = {
+    "core-index": ("worker", CORE_INDEX, "Index Scan"),
+    "prefetch-16": ("worker", {**PREFETCH, "effective_io_concurrency": "16"},
+                    "PrefetchIndexScan"),
+}
+
+current_io_method = None
+
+
+def restart(io_method):
+    global current_io_method
+    if io_method == current_io_method:
+        return
+    psql_script(f"ALTER SYSTEM RESET ALL;\nALTER SYSTEM SET io_method = '{io_method}';")
+    subprocess.run([CLUSTER, "stop", "bench"], check=True, capture_output=True)
+    subprocess.run([CLUSTER, "start", "bench"], check=True, capture_output=True)
+    current_io_method = io_method
+
+
+def ensure_table(nrows):
+    have = psql("SELECT count(*) FROM pg_class WHERE relname = 'bench_idx'")
+    if have == "1" and psql("SELECT obj_description('bench_idx'::regclass)") == f"rows={nrows}":
+        return
+    print(f"building bench_idx ({nrows} rows) ...", flush=True)
+    psql_script(f"""
+DROP TABLE IF EXISTS bench_idx;
+CREATE TABLE bench_idx (id bigint, r int, val int, filler char(180))
+    WITH (autovacuum_enabled = off, fillfactor = 100);
+SELECT setseed(0.42);
+INSERT INTO bench_idx SELECT g, (random() * {nrows})::int, g % 1000, 'x'
+  FROM generate_series(1, {nrows}) g;
+CREATE INDEX bench_idx_r ON bench_idx (r);
+CREATE INDEX bench_idx_id ON bench_idx (id);
+VACUUM (ANALYZE) bench_idx;
+-- one row on every other page: about half the pages stop being all-visible
+UPDATE bench_idx SET val = val + 1
+ WHERE ctid = ANY (SELECT format('(%s,1)', b)::tid
+                     FROM generate_series(0, pg_relation_size('bench_idx') / 8192 - 1, 2) b);
+ANALYZE bench_idx;
+CHECKPOINT;
+COMMENT ON TABLE bench_idx IS 'rows={nrows}';
+""")
+
+
+def table_files():
+    data = os.environ["PG_DIO_DATA"]
+    rel = psql("SELECT pg_relation_filepath('bench_idx')")
+    files, seg = [], 0
+    while os.path.exists(os.path.join(data, rel + (f".{seg}" if seg else ""))):
+        files.append(os.path.join(data, rel + (f".{seg}" if seg else "")))
+        seg += 1
+    return files
+
+
+def make_cold():
+    psql_script("SELECT * FROM pg_dio_evict('bench_idx') \\g /dev/null\n"
+                "SELECT * FROM pg_dio_evict('bench_idx_r') \\g /dev/null\n"
+                "SELECT * FROM pg_dio_evict('bench_idx_id') \\g /dev/null")
+    for rel in ("bench_idx", "bench_idx_r", "bench_idx_id"):
+        row = psql("SELECT shared_buffers || ' ' || coalesce(os_cache, -1) "
+                   f"FROM pg_dio_residency('{rel}') WHERE fork = 'main'")
+        shared, os_cached = (int(x) for x in row.split())
+        if shared != 0 or os_cached != 0:
+            sys.exit(f"not cold: {rel}: {shared} blocks in shared buffers, "
+                     f"{os_cached} in the OS cache")
+
+
+def walk(plan):
+    yield plan
+    for p in plan.get("Plans", []):
+        yield from walk(p)
+
+
+def run(session, query, repeat=1):
+    """EXPLAIN ANALYZE the query (repeat times, same session); the last run's
+    figures: seconds, heap+index blocks read, node type, prefetch counters."""
+    sets = "".join(f"SET {k} = '{v}';\n" for k, v in session.items())
+    explain = f"EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) {query};\n"
+    out = psql_script(sets + f"{query};\n" * (repeat - 1) + explain)
+    top = json.loads("\n".join(out[repeat - 1:]))[0]
+    nodes = list(walk(top["Plan"]))
+    scan = next(n for n in nodes if n["Node Type"] in
+                ("Index Scan", "Index Only Scan", "Bitmap Heap Scan", "Custom Scan"))
+    name = scan.get("Custom Plan Provider", scan["Node Type"])
+    return {"seconds": top["Execution Time"] / 1000.0,
+            # a node's buffer counts include its children's (the bitmap index scan)
+            "blocks_read": scan.get("Shared Read Blocks", 0),
+            "heap_read": scan.get("Heap Blocks Read"),
+            "prefetch_avg": scan.get("Prefetch Average"),
+            "node": name, "rows": top["Plan"].get("Actual Rows")}
+
+
+def summary(xs):
+    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs)}
+
+
+def main(out_dir, mode):
+    rounds = 3 if mode == "quick" else 5
+    nrows = 10_500_000 if mode == "quick" else 21_000_000
+    restart("worker")
+    ensure_table(nrows)
+    table_bytes = int(psql("SELECT pg_relation_size('bench_idx')"))
+    files = table_files()
+    span = nrows // 100             # ~1% of the rows
+    lo = nrows // 3
+    q_rand = f"SELECT sum(length(filler)) FROM bench_idx WHERE r BETWEEN {lo} AND {lo + span}"
+    q_ios = f"SELECT sum(r::bigint) FROM bench_idx WHERE r BETWEEN {lo} AND {lo + span}"
+    q_corr = f"SELECT sum(length(filler)) FROM bench_idx WHERE id BETWEEN {lo} AND {lo + span}"
+    small = span // 10              # fits in shared buffers
+    q_rand_c = f"SELECT sum(length(filler)) FROM bench_idx WHERE r BETWEEN {lo} AND {lo + small}"
+    q_ios_c = f"SELECT sum(r::bigint) FROM bench_idx WHERE r BETWEEN {lo} AND {lo + small}"
+    q_corr_c = f"SELECT sum(length(filler)) FROM bench_idx WHERE id BETWEEN {lo} AND {lo + small}"
+    res = {"mode": mode, "rounds": rounds, "table_bytes": table_bytes, "rows": nrows,
+           "queries": {"random": q_rand, "index_only": q_ios, "correlated": q_corr},
+           "fio_iops": {}, "cold": {}, "cached": {}}
+    cold_cfg = configs(mode)
+    experiments = [("random", q_rand, cold_cfg), ("index_only", q_ios, IOS_CONFIGS),
+                   ("correlated", q_corr, CORR_CONFIGS)]
+
+    # every configuration's plan must be the one it claims
+    for exp, q, cfgs in experiments:
+        for name, (iom, sess, node) in cfgs.items():
+            if iom != "worker":
+                continue
+            sets = "".join(f"SET {k} = '{v}';\n" for k, v in sess.items())
+            plan = "\n".join(psql_script(sets + f"EXPLAIN (COSTS OFF) {q};"))
+            if node not in plan:
+                sys.exit(f"{exp}/{name}: expected {node} in the plan:\n{plan}")
+
+    for r in range(rounds):
+        print(f"round {r + 1}/{rounds}", flush=True)
+        for depth in (1, 16, 64):
+            res["fio_iops"].setdefault(str(depth), []).append(
+                run_fio_random(files, depth, seconds=3))
+        for iom in ("worker", "sync"):
+            for exp, q, cfgs in experiments:
+                for name, (cfg_iom, sess, node) in cfgs.items():
+                    if cfg_iom != iom:
+                        continue
+                    restart(iom)
+                    make_cold()
+                    x = run(sess, q)
+                    x["iops"] = x["blocks_read"] / x["seconds"]
+                    res["cold"].setdefault(f"{exp}/{name}", []).append(x)
+                    print(f"  cold {exp}/{name}: {x['seconds']:.2f} s, {x['rows']} rows, "
+                          f"{x['blocks_read']} blocks read, {x['iops']:.0f} IOPS", flush=True)
+        restart("worker")
+        for exp, q, cfgs in (("random", q_rand_c, CORR_CONFIGS),
+                             ("correlated", q_corr_c, CORR_CONFIGS),
+                             ("index_only", q_ios_c, {k: IOS_CONFIGS[k] for k in
+                                                      ("core-ios", "prefetch-ios-16")})):
+            for name, (iom, sess, node) in cfgs.items():
+                x = run(sess, q, repeat=3)
+                res["cached"].setdefault(f"{exp}/{name}", []).append(x)
+                print(f"  cached {exp}/{name}: {x['seconds'] * 1000:.1f} ms", flush=True)
+
+    with open(os.path.join(out_dir, "indexscan.json"), "w") as f:
+        json.dump(res, f, indent=2)
+
+    def med(key, field="seconds", kind="cold"):
+        return statistics.median(x[field] for x in res[kind][key])
+
+    def mm(key, field="seconds", kind="cold", fmt="{:.2f}"):
+        s = summary([x[field] for x in res[kind][key]])
+        return (fmt + " (" + fmt + "–" + fmt + ")").format(s["median"], s["min"], s["max"])
+
+    fio = {d: statistics.median(v) for d, v in res["fio_iops"].items()}
+    gib = table_bytes / 2**30
+    lines = [f"## Index scans: PrefetchIndexScan vs core ({gib:.2f} GiB table, {nrows} rows, "
+             f"{rounds} rounds)", "",
+             f"Range scans returning ~1% of the rows ({span} by r in random heap order; the "
+             "same by id in heap order). Cold = table and indexes evicted from shared "
+             "buffers and the OS cache (pg_dio_evict) and verified cold (pg_dio_residency) "
+             "before every run. Seconds: median (min–max). IOPS = blocks read / seconds. "
+             "fio random 8 kB O_DIRECT in the same rounds: "
+             + ", ".join(f"depth {d}: {fio[d]:.0f} IOPS" for d in ("1", "16", "64")) + ".", "",
+             "| experiment | configuration | seconds | IOPS | vs core Index Scan | "
+             "vs core Bitmap (same eic) | IOPS vs fio (same depth) |",
+             "|---|---|---|---|---|---|---|"]
+    for exp, q, cfgs in experiments:
+        base = "core-ios" if exp == "index_only" else "core-index"
+        for name in cfgs:
+            key = f"{exp}/{name}"
+            if key not in res["cold"]:
+                continue
+            s = med(key)
+            vs_index = med(f"{exp}/{base}") / s
+            eic = name.rsplit("-", 1)[-1] if name.rsplit("-", 1)[-1] in ("16", "64") else None
+            prefix = "sync/" if name.startswith("sync/") else ""
+            bkey = f"{exp}/{prefix}core-bitmap-{eic}"
+            vs_bitmap = f"{med(bkey) / s:.2f}" if eic and bkey in res["cold"] else ""
+            vs_fio = f"{med(key, 'iops') / fio[eic]:.2f}" if eic else \
+                f"{med(key, 'iops') / fio['1']:.2f} (depth 1)"
+            lines.append(f"| {exp} | {name} | {mm(key)} | {med(key, 'iops'):.0f} | "
+                         f"{vs_index:.2f}× | {vs_bitmap} | {vs_fio} |")
+    lines += ["", "Cached (second of three runs in one session, range of "
+              f"{small} rows; all in shared buffers):", "",
+              "| experiment | core ms | PrefetchIndexScan ms | prefetch/core |", "|---|---|---|---|"]
+    for exp, core, pf in (("random", "core-index", "prefetch-16"),
+                          ("correlated", "core-index", "prefetch-16"),
+                          ("index_only", "core-ios", "prefetch-ios-16")):
+        c = med(f"{exp}/{core}", kind="cached")
+        p = med(f"{exp}/{pf}", kind="cached")
+        lines.append(f"| {exp} | {c * 1000:.1f} | {p * 1000:.1f} | {p / c:.3f} |")
+    report = "\n".join(lines) + "\n"
+    with open(os.path.join(out_dir, "indexscan.md"), "w") as f:
+        f.write(report)
+    print()
+    print(report)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], os.environ.get("PG_DIO_BENCH_MODE", "quick"))
