@@ -72,6 +72,7 @@ import subprocess
 import sys
 import time
 
+sys.dont_write_bytecode = True     # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgsession import Session, is_error, fd_counts, fd_table, is_core_relfile, server_log_path, log_size, log_crashes  # noqa: E402
 

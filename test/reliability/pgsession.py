@@ -35,6 +35,10 @@ class Session:
             self.lines.put(line.rstrip("\n"))
         self.lines.put(None)
 
+    def has_output(self):
+        """Has anything come back since the last send (e.g. the end marker)?"""
+        return not self.lines.empty()
+
     def send(self, sql):
         """Send SQL (every statement must end with ';' or a \\g)."""
         assert self.pending is None, "previous command not collected"
