@@ -1,0 +1,795 @@
+--
+-- prefetch_scan: PrefetchIndexScan / PrefetchIndexOnlyScan replace forward
+-- index scans and index-only scans, return exactly what core's scans return,
+-- in the same order, with the same plans around them, and read ahead
+--
+SET jit = off;
+SET debug_parallel_query = off;
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+
+-- A query's plan (COSTS OFF), one line per element.
+CREATE FUNCTION pf_plan(q text) RETURNS text[]
+LANGUAGE plpgsql AS $$
+DECLARE
+    r text[];
+BEGIN
+    EXECUTE format('SELECT array_agg(p) FROM dio_plan(%L) p', q) INTO r;
+    RETURN r;
+END
+$$;
+
+-- The rows of a query as text, in the order it returns them: the query runs
+-- as written (through a cursor, fetched in batches), not wrapped.
+CREATE FUNCTION pf_rows(q text) RETURNS text[]
+LANGUAGE plpgsql AS $$
+DECLARE
+    r record;
+    a text[] := '{}';
+BEGIN
+    FOR r IN EXECUTE q LOOP
+        a := array_append(a, r::text);
+    END LOOP;
+    RETURN a;
+END
+$$;
+
+-- Run a query with pg_dio.enable_index_prefetch on and off, in one
+-- transaction.  With it on the plan must have PrefetchIndex(Only)Scan nodes,
+-- with it off none.  same_plan: apart from the node names the two plans must
+-- be the same (lines compared sorted: a custom scan prints its Filter before
+-- its Index Cond).  Rows are compared in output order (ordered), else as
+-- multisets.  Says how many rows and which of our nodes, or what differs.
+CREATE FUNCTION pf_compare(q text, ordered boolean DEFAULT true, same_plan boolean DEFAULT true)
+RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    saved text := current_setting('pg_dio.enable_index_prefetch');
+    p_on text[];
+    p_off text[];
+    nodes text;
+    r_on text[];
+    r_off text[];
+    d int;
+BEGIN
+    PERFORM set_config('pg_dio.enable_index_prefetch', 'on', true);
+    p_on := pf_plan(q);
+    SELECT string_agg(m[1], ', ') INTO nodes
+      FROM unnest(p_on) l, regexp_matches(l, 'Custom Scan \((PrefetchIndex\w*)\)', 'g') m;
+    r_on := pf_rows(q);
+    PERFORM set_config('pg_dio.enable_index_prefetch', 'off', true);
+    p_off := pf_plan(q);
+    r_off := pf_rows(q);
+    PERFORM set_config('pg_dio.enable_index_prefetch', saved, true);
+    IF nodes IS NULL THEN
+        RETURN 'no PrefetchIndex scan in the plan: ' || array_to_string(p_on, E'\n');
+    END IF;
+    IF array_to_string(p_off, E'\n') LIKE '%Prefetch%' THEN
+        RETURN 'PrefetchIndex scan although disabled';
+    END IF;
+    IF same_plan AND
+       (SELECT array_agg(l ORDER BY l) FROM
+            (SELECT replace(replace(l, 'Custom Scan (PrefetchIndexScan)', 'Index Scan'),
+                            'Custom Scan (PrefetchIndexOnlyScan)', 'Index Only Scan') l
+               FROM unnest(p_on) l) s)
+       IS DISTINCT FROM (SELECT array_agg(l ORDER BY l) FROM unnest(p_off) l) THEN
+        RETURN E'PLANS DIFFER\n' || array_to_string(p_on, E'\n') || E'\n---- core:\n' ||
+               array_to_string(p_off, E'\n');
+    END IF;
+    IF NOT ordered THEN
+        r_on := ARRAY(SELECT x FROM unnest(r_on) x ORDER BY x);
+        r_off := ARRAY(SELECT x FROM unnest(r_off) x ORDER BY x);
+    END IF;
+    IF r_on IS DISTINCT FROM r_off THEN
+        SELECT min(i) INTO d FROM generate_series(1, greatest(cardinality(r_on), cardinality(r_off))) i
+         WHERE r_on[i] IS DISTINCT FROM r_off[i];
+        RETURN format('DIFFERENT: %s rows prefetch, %s rows core; row %s: %s / %s',
+                      cardinality(r_on), cardinality(r_off), d, r_on[d], r_off[d]);
+    END IF;
+    RETURN format('same: %s rows, %s', cardinality(r_on), nodes);
+END
+$$;
+
+-- EXPLAIN (ANALYZE, FORMAT JSON) of a query: the figures of its index scan
+-- nodes (ours and core's), summed over the nodes (rows: over the loops).
+CREATE FUNCTION pf_stats(q text,
+    OUT nodes int, OUT loops bigint, OUT actual_rows numeric, OUT heap_fetches bigint,
+    OUT index_searches bigint, OUT recheck_removed numeric, OUT filter_removed numeric,
+    OUT blocks_requested bigint, OUT blocks_read bigint, OUT prefetch_max int,
+    OUT prefetch_restarts bigint, OUT index_tids bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    j jsonb;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+    SELECT count(*), sum((n->>'Actual Loops')::bigint),
+           sum((n->>'Actual Rows')::numeric * (n->>'Actual Loops')::bigint),
+           sum((n->>'Heap Fetches')::bigint), sum((n->>'Index Searches')::bigint),
+           sum((n->>'Rows Removed by Index Recheck')::numeric * (n->>'Actual Loops')::bigint),
+           sum((n->>'Rows Removed by Filter')::numeric * (n->>'Actual Loops')::bigint),
+           sum((n->>'Heap Blocks Requested')::bigint), sum((n->>'Heap Blocks Read')::bigint),
+           max((n->>'Prefetch Max')::int), sum((n->>'Prefetch Restarts')::bigint),
+           sum((n->>'Index TIDs')::bigint)
+      INTO nodes, loops, actual_rows, heap_fetches, index_searches, recheck_removed,
+           filter_removed, blocks_requested, blocks_read, prefetch_max, prefetch_restarts,
+           index_tids
+      FROM jsonb_path_query(j, 'strict $.**?(@."Custom Plan Provider" starts with "PrefetchIndex" ||
+                                              @."Node Type" == "Index Scan" ||
+                                              @."Node Type" == "Index Only Scan")') n;
+END
+$$;
+
+-- What EXPLAIN ANALYZE counts for the index scans of a query, with prefetch
+-- on and off: rows, loops, Heap Fetches, Index Searches, Rows Removed by
+-- Index Recheck and by Filter must be core's.
+CREATE FUNCTION pf_counts(q text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    saved text := current_setting('pg_dio.enable_index_prefetch');
+    a record;
+    b record;
+BEGIN
+    PERFORM set_config('pg_dio.enable_index_prefetch', 'on', true);
+    SELECT * INTO a FROM pf_stats(q);
+    PERFORM set_config('pg_dio.enable_index_prefetch', 'off', true);
+    SELECT * INTO b FROM pf_stats(q);
+    PERFORM set_config('pg_dio.enable_index_prefetch', saved, true);
+    IF a.blocks_requested IS NULL THEN
+        RETURN 'no PrefetchIndex scan';
+    END IF;
+    IF (a.nodes, a.loops, a.actual_rows, a.heap_fetches, a.index_searches, a.recheck_removed, a.filter_removed)
+       IS DISTINCT FROM
+       (b.nodes, b.loops, b.actual_rows, b.heap_fetches, b.index_searches, b.recheck_removed, b.filter_removed) THEN
+        RETURN format('DIFFERENT: prefetch %s, core %s',
+                      row(a.nodes, a.loops, a.actual_rows, a.heap_fetches, a.index_searches, a.recheck_removed, a.filter_removed),
+                      row(b.nodes, b.loops, b.actual_rows, b.heap_fetches, b.index_searches, b.recheck_removed, b.filter_removed));
+    END IF;
+    -- (how many heap fetches depends on the visibility map: just none or some)
+    RETURN format('same: rows %s, loops %s, heap fetches %s, index searches %s, removed by recheck %s, by filter %s',
+                  round(a.actual_rows), a.loops,
+                  CASE WHEN a.heap_fetches IS NULL THEN '-' WHEN a.heap_fetches = 0 THEN 'none' ELSE 'some' END,
+                  a.index_searches,
+                  coalesce(round(a.recheck_removed)::text, '-'), coalesce(round(a.filter_removed)::text, '-'));
+END
+$$;
+
+-- A data-modifying statement with RETURNING, run with prefetch on and off,
+-- rolled back each time: our node must be in the plan with it on; the rows
+-- returned (in order) and the table's contents after must be the same.
+CREATE FUNCTION pf_compare_dml(q text, tbl text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    saved text := current_setting('pg_dio.enable_index_prefetch');
+    plan text;
+    r_on text[];
+    r_off text[];
+    t_on text[];
+    t_off text[];
+BEGIN
+    BEGIN
+        PERFORM set_config('pg_dio.enable_index_prefetch', 'on', true);
+        plan := array_to_string(pf_plan(q), E'\n');
+        r_on := pf_rows(q);
+        t_on := pf_rows(format('SELECT * FROM %s x ORDER BY x::text', tbl));
+        RAISE EXCEPTION USING ERRCODE = 'assert_failure';	-- roll back
+    EXCEPTION WHEN assert_failure THEN
+    END;
+    BEGIN
+        PERFORM set_config('pg_dio.enable_index_prefetch', 'off', true);
+        IF array_to_string(pf_plan(q), E'\n') LIKE '%Prefetch%' THEN
+            RAISE EXCEPTION 'PrefetchIndex scan although disabled';
+        END IF;
+        r_off := pf_rows(q);
+        t_off := pf_rows(format('SELECT * FROM %s x ORDER BY x::text', tbl));
+        RAISE EXCEPTION USING ERRCODE = 'assert_failure';
+    EXCEPTION WHEN assert_failure THEN
+    END;
+    PERFORM set_config('pg_dio.enable_index_prefetch', saved, true);
+    IF plan NOT LIKE '%PrefetchIndex%' THEN
+        RETURN 'no PrefetchIndex scan in the plan: ' || plan;
+    END IF;
+    IF r_on IS DISTINCT FROM r_off THEN
+        RETURN format('DIFFERENT rows: %s with prefetch, %s core', cardinality(r_on), cardinality(r_off));
+    END IF;
+    IF t_on IS DISTINCT FROM t_off THEN
+        RETURN 'DIFFERENT table contents after';
+    END IF;
+    RETURN format('same: %s rows returned, %s rows after', cardinality(r_on), cardinality(t_on));
+END
+$$;
+
+-- EXPLAIN (ANALYZE, FORMAT JSON) of a query, as it is.
+CREATE FUNCTION pf_explain_json(q text) RETURNS jsonb
+LANGUAGE plpgsql AS $$
+DECLARE
+    j jsonb;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+    RETURN j;
+END
+$$;
+
+-- EXPLAIN ANALYZE in text, for the shape of our lines (figures masked;
+-- restarts are shown only when there were some).
+CREATE FUNCTION pf_explain_masked(q text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+    l text;
+BEGIN
+    FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
+        RETURN NEXT replace(regexp_replace(l, '\d+(\.\d+)?', 'N', 'g'), ' restarts=N', '');
+    END LOOP;
+END
+$$;
+
+-- The table most tests use: heap order is not index order (ids are a
+-- permutation of the insertion order), NULLs, mixed-case text, a varchar.
+CREATE TABLE pf (id int NOT NULL, k int, n int, t text, flag boolean, v varchar(20), pad text)
+    WITH (autovacuum_enabled = off, fillfactor = 90);
+INSERT INTO pf
+SELECT (g * 7919) % 20011, g % 50,
+       CASE WHEN g % 7 = 0 THEN NULL ELSE g % 1000 END,
+       CASE WHEN g % 3 = 0 THEN 'Abc' WHEN g % 3 = 1 THEN 'abd' ELSE 'ABE' END || (g % 97),
+       g % 5 = 0, 'v' || (g % 300), repeat('x', 100 + g % 50)
+  FROM generate_series(1, 20000) g;
+CREATE UNIQUE INDEX pf_id ON pf (id);
+CREATE INDEX pf_k_id ON pf (k, id);
+CREATE INDEX pf_n ON pf (n NULLS FIRST);
+CREATE INDEX pf_k_desc ON pf (k DESC, n DESC NULLS LAST);
+CREATE INDEX pf_lower ON pf (lower(t));
+CREATE INDEX pf_t_c ON pf (t COLLATE "C", id);
+CREATE INDEX pf_part ON pf (id) WHERE flag;
+CREATE INDEX pf_t_hash ON pf USING hash (t);
+CREATE INDEX pf_v ON pf (v);
+VACUUM (ANALYZE) pf;
+
+--
+-- btree
+--
+-- unique: ranges, equality, IN-lists and = ANY (also with NULLs, empty)
+SELECT pf_compare('SELECT * FROM pf WHERE id BETWEEN 100 AND 2000');
+SELECT pf_compare('SELECT ctid, xmin = xmin, tableoid::regclass, id, k, t FROM pf WHERE id < 50');
+SELECT pf_compare('SELECT * FROM pf WHERE id = 4242');
+SELECT pf_compare('SELECT * FROM pf WHERE id = -1');
+SELECT pf_compare('SELECT * FROM pf WHERE id > 19000 ORDER BY id');
+SELECT pf_compare('SELECT id, n FROM pf WHERE id IN (5, 17, 3, 20010, 99999, 17)');
+SELECT pf_compare('SELECT id, n FROM pf WHERE id = ANY (ARRAY[7, NULL, 1, 400, 3000])');
+SELECT pf_compare('SELECT id, n FROM pf WHERE id = ANY (''{}''::int[])');
+SELECT pf_compare('SELECT id, n FROM pf WHERE id = 1 OR id = 2 OR id = 10000');
+SELECT pf_compare('SELECT id, n FROM pf WHERE id <> ALL (ARRAY[1, 2]) AND id < 10');
+SELECT pf_counts('SELECT id, n FROM pf WHERE id = ANY (ARRAY[7, NULL, 1, 400, 3000, 3001, 3002])');
+-- a filter on top of the index condition
+SELECT pf_compare('SELECT id, k, t FROM pf WHERE id < 3000 AND k = 7 AND t LIKE ''a%''');
+SELECT pf_counts('SELECT id, k, t FROM pf WHERE id < 3000 AND k = 7 AND t LIKE ''a%''');
+-- multi-column: prefix, both columns, IN-lists on both, row comparisons,
+-- array from an initplan (a runtime key), skip scan (no condition on k)
+SELECT pf_compare('SELECT id, k, n FROM pf WHERE k = 7');
+SELECT pf_compare('SELECT id, k, n FROM pf WHERE k = 7 AND id > 10000');
+SELECT pf_compare('SELECT id, k, n FROM pf WHERE k IN (3, 1, 2) AND id < 2000');
+SELECT pf_compare('SELECT id, k, n FROM pf WHERE k IN (3, 4) AND id IN (10, 77, 161, 266, 700, 805, 12345)');
+SELECT pf_compare('SELECT id, k, n FROM pf WHERE k BETWEEN 3 AND 5 AND id = ANY (ARRAY(SELECT generate_series(1, 20000, 37)))');
+SELECT pf_compare('SELECT id, k, n FROM pf WHERE (k, id) > (48, 19000) ORDER BY k, id');
+SELECT pf_compare('SELECT id, k, n FROM pf WHERE (k, id) >= (48, 19000) AND id < 19500');
+SELECT pf_compare('SELECT k, id FROM pf WHERE id < 100 ORDER BY k, id');
+SELECT pf_counts('SELECT k, id FROM pf WHERE id < 100 ORDER BY k, id');
+SELECT pf_counts('SELECT id, k, n FROM pf WHERE k IN (3, 4) AND id IN (10, 77, 161, 266, 700, 805, 12345)');
+-- NULLs, DESC, NULLS FIRST / LAST
+SELECT pf_compare('SELECT id, n FROM pf WHERE n IS NULL');
+SELECT pf_compare('SELECT n, id FROM pf WHERE n IS NOT NULL AND n < 20');
+SELECT pf_compare('SELECT n, id FROM pf ORDER BY n NULLS FIRST LIMIT 3000');
+SELECT pf_compare('SELECT k, n, id FROM pf WHERE k > 45 ORDER BY k DESC, n DESC NULLS LAST');
+SELECT pf_compare('SELECT k, n, id FROM pf WHERE k = 45 AND n IS NULL');
+SELECT pf_compare('SELECT k, n FROM pf WHERE k = 45 ORDER BY k DESC, n DESC NULLS LAST');
+-- expression and partial indexes
+SELECT pf_compare('SELECT id, t FROM pf WHERE lower(t) = ''abc7''');
+SELECT pf_compare('SELECT id, t FROM pf WHERE lower(t) IN (''abd1'', ''abe2'', ''abc3'') ORDER BY lower(t)');
+SELECT pf_compare('SELECT id, t FROM pf WHERE lower(t) LIKE ''abe9%''');
+SELECT pf_compare('SELECT id, flag FROM pf WHERE flag AND id < 5000');
+SELECT pf_compare('SELECT id FROM pf WHERE flag AND id BETWEEN 1000 AND 3000');
+SELECT pf_compare('SELECT id, n FROM pf WHERE flag AND id < 3000 AND n > 500');
+-- text with an explicit collation, varchar (the index column is relabeled)
+SELECT pf_compare('SELECT t, id FROM pf WHERE t COLLATE "C" BETWEEN ''ABE5'' AND ''Abc2'' ORDER BY t COLLATE "C", id');
+SELECT pf_compare('SELECT t, id, k FROM pf WHERE t COLLATE "C" > ''abd9'' AND id < 1000');
+SELECT pf_compare('SELECT v, id FROM pf WHERE v BETWEEN ''v10'' AND ''v12'' ORDER BY v');
+SELECT pf_compare('SELECT v, id FROM pf WHERE v = ''v7''');
+SELECT pf_compare('SELECT v FROM pf WHERE v BETWEEN ''v28'' AND ''v3'' ORDER BY v');
+-- hash (no = ANY for hash indexes: core's bitmap scan stays)
+SELECT pf_compare('SELECT id, t FROM pf WHERE t = ''Abc3''', false);
+SELECT pf_compare('SELECT id, t FROM pf WHERE t = ''nothing''');
+SELECT dio_plan('SELECT * FROM pf WHERE t IN (''Abc3'', ''abd4'')');
+
+--
+-- GiST and SP-GiST
+--
+CREATE TABLE pf_geo (id int, pg polygon, pt point, b box, r int4range)
+    WITH (autovacuum_enabled = off);
+INSERT INTO pf_geo
+SELECT g, polygon(circle(point(g % 100, g / 100), 1 + g % 4)),
+       point(g % 100, g / 100), box(point(g % 100, g / 100), point(g % 100 + 2, g / 100 + 3)),
+       int4range(g, g + g % 20)
+  FROM generate_series(1, 10000) g ORDER BY (g * 37) % 101, g;
+CREATE INDEX pf_geo_pg ON pf_geo USING gist (pg);
+CREATE INDEX pf_geo_pt ON pf_geo USING gist (pt);
+CREATE INDEX pf_geo_b ON pf_geo USING gist (b);
+VACUUM ANALYZE pf_geo;
+-- polygons are lossy (bounding boxes): rechecked on the heap tuple
+SELECT pf_compare('SELECT id, pg FROM pf_geo WHERE pg && polygon(box(point(10, 10), point(13, 12)))', false);
+SELECT pf_counts('SELECT id FROM pf_geo WHERE pg && polygon(box(point(10, 10), point(13, 12)))');
+SELECT pf_compare('SELECT id FROM pf_geo WHERE pg @> polygon(box(point(50.2, 50.2), point(50.4, 50.3)))', false);
+SELECT pf_counts('SELECT id FROM pf_geo WHERE pg @> polygon(box(point(50.2, 50.2), point(50.4, 50.3)))');
+SELECT pf_compare('SELECT id, b FROM pf_geo WHERE b && box(point(10, 10), point(20, 12))', false);
+-- index-only: GiST returns heap-format tuples
+SELECT pf_compare('SELECT pt FROM pf_geo WHERE pt <@ box(point(10, 10), point(20, 15))', false);
+SELECT pf_compare('SELECT pt FROM pf_geo WHERE pt <@ polygon(circle(point(30, 30), 6))', false);
+SELECT pf_counts('SELECT pt FROM pf_geo WHERE pt <@ polygon(circle(point(30, 30), 6))');
+-- ORDER BY distance (KNN): not ours
+SELECT dio_plan('SELECT id FROM pf_geo ORDER BY pt <-> point(3, 3) LIMIT 5');
+-- SP-GiST: a quad tree of points, ranges, text (reconstructed for
+-- index-only scans)
+DROP INDEX pf_geo_pt;
+CREATE INDEX pf_geo_pt_sp ON pf_geo USING spgist (pt);
+CREATE INDEX pf_geo_r ON pf_geo USING spgist (r);
+SELECT pf_compare('SELECT id, pt FROM pf_geo WHERE pt <@ box(point(10, 10), point(20, 15))', false);
+SELECT pf_compare('SELECT pt FROM pf_geo WHERE pt <@ box(point(10, 10), point(20, 15))', false);
+SELECT pf_compare('SELECT id FROM pf_geo WHERE pt ~= point(7, 7)', false);
+SELECT pf_compare('SELECT id, r FROM pf_geo WHERE r && int4range(100, 120)', false);
+SELECT pf_compare('SELECT r FROM pf_geo WHERE r @> 5000', false);
+CREATE TABLE pf_words (id int, w text) WITH (autovacuum_enabled = off);
+INSERT INTO pf_words SELECT g, md5(g::text) FROM generate_series(1, 5000) g;
+CREATE INDEX pf_words_w ON pf_words USING spgist (w);
+VACUUM ANALYZE pf_words;
+SELECT pf_compare('SELECT w FROM pf_words WHERE w ^@ ''ab''', false);
+SELECT pf_compare('SELECT id, w FROM pf_words WHERE w ^@ ''a1''', false);
+SELECT pf_compare('SELECT w FROM pf_words WHERE w < ''05''', false);
+
+--
+-- index-only scans: INCLUDE columns, name (stored as cstring, returned
+-- padded), boolean, catalogs
+--
+CREATE TABLE pf_inc (id int, k int, v text, nm name, b boolean) WITH (autovacuum_enabled = off);
+INSERT INTO pf_inc SELECT g, g % 10, 'v' || g, 'name_' || (g % 500), g % 3 = 0 FROM generate_series(1, 5000) g;
+CREATE INDEX pf_inc_k ON pf_inc (k) INCLUDE (v, id);
+CREATE INDEX pf_inc_nm ON pf_inc (nm, id);
+CREATE INDEX pf_inc_b ON pf_inc (b, id);
+VACUUM ANALYZE pf_inc;
+SELECT pf_compare('SELECT k, v, id FROM pf_inc WHERE k = 3');
+SELECT pf_compare('SELECT v FROM pf_inc WHERE k IN (1, 2) AND id < 100');
+SELECT pf_compare('SELECT nm, id FROM pf_inc WHERE nm > ''name_49'' AND nm < ''name_5''');
+-- record_image_eq compares the images: a name not padded with zeros would differ
+SELECT pf_compare('SELECT nm, length(nm), record_image_eq(ROW(nm), ROW(nm::text::name)) FROM pf_inc WHERE nm < ''name_11''');
+SELECT pf_compare('SELECT DISTINCT nm FROM pf_inc WHERE nm < ''name_11''', false);
+SELECT pf_compare('SELECT id FROM pf_inc WHERE b AND id < 50');
+SELECT pf_compare('SELECT id FROM pf_inc WHERE NOT b AND id < 20');
+SELECT pf_compare('SELECT id FROM pf_inc WHERE b IS NULL');
+SELECT pf_compare('SELECT relname, record_image_eq(ROW(relname), ROW(relname::text::name)) FROM pg_class WHERE relname BETWEEN ''pf'' AND ''pf_v'' AND relnamespace = ''public''::regnamespace');
+SELECT pf_compare('SELECT attname FROM pg_attribute WHERE attrelid = ''pf''::regclass AND attnum > 0');
+-- an index with an expression column is left to core's index-only scan
+CREATE TABLE pf_ex (a int, t text) WITH (autovacuum_enabled = off);
+INSERT INTO pf_ex SELECT g, 'x' || g % 10 FROM generate_series(1, 1000) g;
+CREATE INDEX pf_ex_lower_a ON pf_ex (lower(t), a);
+VACUUM ANALYZE pf_ex;
+SELECT dio_plan('SELECT a FROM pf_ex WHERE a = 5');
+SELECT pf_compare('SELECT a, t FROM pf_ex WHERE lower(t) = ''x3'' AND a < 100');
+
+-- a table partly all-visible: Heap Fetches only for the rest, as core's
+CREATE TABLE pf_vm (id int, k int, pad text) WITH (autovacuum_enabled = off, fillfactor = 70);
+INSERT INTO pf_vm SELECT (g * 7919) % 30011, g % 10, repeat('p', 40) FROM generate_series(1, 30000) g;
+CREATE INDEX pf_vm_id ON pf_vm (id);
+CREATE INDEX pf_vm_k_id ON pf_vm (k, id);
+VACUUM (ANALYZE) pf_vm;
+UPDATE pf_vm SET pad = 'changed' WHERE ctid >= '(20,0)' AND ctid < '(30,0)';	-- HOT
+DELETE FROM pf_vm WHERE ctid >= '(40,0)' AND ctid < '(42,0)';
+INSERT INTO pf_vm SELECT g, g % 10, 'new' FROM generate_series(30011, 30100) g;
+SELECT all_visible > 0 AND all_visible < blocks AS partly_all_visible
+  FROM pg_dio_residency('pf_vm') WHERE fork = 'main';
+SELECT pf_compare('SELECT id FROM pf_vm WHERE id < 30200');
+SELECT pf_compare('SELECT id FROM pf_vm WHERE id BETWEEN 1000 AND 2000');
+SELECT pf_compare('SELECT k, id FROM pf_vm WHERE k = 3 AND id > 100');
+SELECT pf_compare('SELECT count(*) FROM pf_vm WHERE id > 100');
+SELECT pf_counts('SELECT id FROM pf_vm WHERE id < 30200');
+SELECT pf_counts('SELECT k, id FROM pf_vm WHERE k IN (3, 4)');
+SELECT heap_fetches > 0 AS some_fetched, heap_fetches < actual_rows AS not_all_fetched,
+       blocks_requested BETWEEN 1 AND heap_fetches AS blocks_for_fetches
+  FROM pf_stats('SELECT id FROM pf_vm WHERE id < 30200');
+-- the same rows while all-visible again
+VACUUM pf_vm;
+SELECT heap_fetches, blocks_requested FROM pf_stats('SELECT id FROM pf_vm WHERE id < 30200');
+SELECT pf_compare('SELECT id FROM pf_vm WHERE id < 30200');
+UPDATE pf_vm SET pad = 'changed again' WHERE ctid >= '(100,0)' AND ctid < '(101,0)';
+
+--
+-- rescans
+--
+CREATE TABLE pf_outer (x int, kk int, arr int[]) WITH (autovacuum_enabled = off);
+INSERT INTO pf_outer SELECT CASE WHEN g % 50 = 0 THEN NULL ELSE (g * 13) % 20500 END, g % 60,
+       ARRAY[g, g * 2, NULL, g + 7]
+  FROM generate_series(1, 600) g;
+INSERT INTO pf_outer SELECT x, kk, arr FROM pf_outer WHERE x < 500;		-- duplicates
+ANALYZE pf_outer;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_material = off;
+SET enable_memoize = off;
+SET enable_seqscan = on;
+-- nestloop inner with parameters: one rescan per outer row
+SELECT dio_plan('SELECT o.x, p.k FROM pf_outer o JOIN pf p ON p.id = o.x');
+SELECT pf_compare('SELECT o.x, p.k, p.t FROM pf_outer o JOIN pf p ON p.id = o.x');
+SELECT pf_counts('SELECT o.x, p.k, p.t FROM pf_outer o JOIN pf p ON p.id = o.x');
+SELECT pf_compare('SELECT o.x, p.id FROM pf_outer o JOIN pf p ON p.id = o.x');
+SELECT pf_compare('SELECT o.x, o.kk, p.id FROM pf_outer o LEFT JOIN pf p ON p.k = o.kk AND p.id BETWEEN o.x AND o.x + 300');
+SELECT pf_counts('SELECT o.x, o.kk, p.id FROM pf_outer o LEFT JOIN pf p ON p.k = o.kk AND p.id BETWEEN o.x AND o.x + 300');
+SELECT pf_compare('SELECT o.x, p.id, p.n FROM pf_outer o JOIN pf p ON p.id = ANY (o.arr) WHERE o.x < 3000');
+SELECT pf_compare('SELECT o.x, p.id FROM pf_outer o JOIN pf p ON p.id > o.x AND p.id < o.x + 3 AND p.flag');
+SELECT pf_compare('SELECT o.x, v.id FROM pf_outer o JOIN pf_vm v ON v.id BETWEEN o.x AND o.x + 20');
+SELECT pf_counts('SELECT o.x, v.id FROM pf_outer o JOIN pf_vm v ON v.id BETWEEN o.x AND o.x + 20');
+-- LATERAL with ORDER BY ... LIMIT: the inner scan stops early, is rescanned
+SELECT pf_compare('SELECT o.x, l.* FROM pf_outer o, LATERAL (SELECT id, n FROM pf WHERE id > o.x ORDER BY id LIMIT 3) l');
+SELECT pf_compare('SELECT o.kk, l.* FROM pf_outer o, LATERAL (SELECT id FROM pf WHERE k = o.kk ORDER BY k, id LIMIT 2) l');
+SELECT pf_compare('SELECT o.x, l.* FROM pf_outer o LEFT JOIN LATERAL (SELECT id, pad FROM pf_vm WHERE id >= o.x ORDER BY id LIMIT 4) l ON true');
+-- an inner without parameters, rescanned as it is
+SELECT pf_compare('SELECT o.kk, p.id FROM (SELECT DISTINCT kk FROM pf_outer) o, pf p WHERE p.id < 40 AND p.k <> o.kk');
+-- correlated subqueries
+SELECT pf_compare('SELECT o.x, (SELECT count(*) FROM pf WHERE k = o.kk AND id < o.x), (SELECT max(t) FROM pf WHERE id = o.x) FROM pf_outer o');
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_material;
+RESET enable_memoize;
+SET enable_seqscan = off;
+-- a generic plan: the keys come from parameters at run time
+SET plan_cache_mode = force_generic_plan;
+PREPARE pf_q(int, int[]) AS SELECT id, k FROM pf WHERE id > $1 AND k = ANY ($2);
+EXPLAIN (COSTS OFF) EXECUTE pf_q(1, '{}');
+EXECUTE pf_q(19900, '{1,2,3}');
+EXECUTE pf_q(NULL, '{1,2,3}');
+EXECUTE pf_q(19900, NULL);
+EXECUTE pf_q(19900, '{NULL,1}');
+DEALLOCATE pf_q;
+RESET plan_cache_mode;
+
+--
+-- cursors: SCROLL gets a Material node above our scan (no backward scan)
+--
+EXPLAIN (COSTS OFF) DECLARE c SCROLL CURSOR FOR SELECT id, k, t FROM pf WHERE id BETWEEN 100 AND 200;
+EXPLAIN (COSTS OFF) DECLARE c NO SCROLL CURSOR FOR SELECT id, k, t FROM pf WHERE id BETWEEN 100 AND 200;
+EXPLAIN (COSTS OFF) DECLARE c CURSOR FOR SELECT id, k, t FROM pf WHERE id BETWEEN 100 AND 200;
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT id, k, t FROM pf WHERE id BETWEEN 100 AND 200;
+FETCH 3 FROM c;
+FETCH BACKWARD 2 FROM c;
+FETCH ABSOLUTE 50 FROM c;
+FETCH RELATIVE -10 FROM c;
+MOVE LAST IN c;
+FETCH BACKWARD 2 FROM c;
+FETCH FIRST FROM c;
+FETCH PRIOR FROM c;
+FETCH NEXT FROM c;
+DECLARE c2 NO SCROLL CURSOR FOR SELECT id FROM pf_vm WHERE id > 29990;
+FETCH 4 FROM c2;
+FETCH 4 FROM c2;
+MOVE 100 IN c2;
+FETCH 1 FROM c2;
+COMMIT;
+BEGIN;
+DECLARE c3 CURSOR WITH HOLD FOR SELECT id, k FROM pf WHERE id BETWEEN 20000 AND 20020;
+FETCH 1 FROM c3;
+COMMIT;
+FETCH ALL FROM c3;
+CLOSE c3;
+
+--
+-- merge join: an inner that needs mark/restore gets a Material node (core
+-- marks and restores its index scan)
+--
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+EXPLAIN (COSTS OFF) SELECT a.id, b.pad FROM pf_vm a JOIN pf_vm b ON a.id = b.id WHERE a.id < 5000;
+SET pg_dio.enable_index_prefetch = off;
+EXPLAIN (COSTS OFF) SELECT a.id, b.pad FROM pf_vm a JOIN pf_vm b ON a.id = b.id WHERE a.id < 5000;
+RESET pg_dio.enable_index_prefetch;
+SELECT pf_compare('SELECT a.id, b.pad FROM pf_vm a JOIN pf_vm b ON a.id = b.id WHERE a.id < 5000', true, false);
+SELECT pf_compare('SELECT a.id, b.id FROM pf a JOIN pf_vm b ON a.k = b.k WHERE a.id < 100 AND b.id < 300', true, false);
+-- a unique inner needs no mark/restore
+EXPLAIN (COSTS OFF) SELECT a.id, b.k FROM pf a JOIN pf_vm b ON a.id = b.id WHERE a.id < 3000 AND b.k = 2;
+SELECT pf_compare('SELECT a.id, b.k FROM pf a JOIN pf_vm b ON a.id = b.id WHERE a.id < 3000 AND b.k < 5');
+SELECT pf_compare('SELECT a.id, a.t, b.id FROM pf a FULL JOIN pf_inc b ON a.id = b.id WHERE a.id < 6000 OR b.id > 4990', true, false);
+RESET enable_hashjoin;
+RESET enable_nestloop;
+
+--
+-- partitioned tables: an Append of our scans, one per partition
+--
+CREATE TABLE pf_parted (id int, k int, t text) PARTITION BY RANGE (id);
+CREATE TABLE pf_parted_1 PARTITION OF pf_parted FOR VALUES FROM (MINVALUE) TO (5000) WITH (autovacuum_enabled = off);
+CREATE TABLE pf_parted_2 PARTITION OF pf_parted FOR VALUES FROM (5000) TO (10000) WITH (autovacuum_enabled = off);
+CREATE TABLE pf_parted_3 PARTITION OF pf_parted FOR VALUES FROM (10000) TO (MAXVALUE) WITH (autovacuum_enabled = off);
+INSERT INTO pf_parted SELECT id, k, t FROM pf;
+CREATE INDEX ON pf_parted (id);
+CREATE INDEX ON pf_parted (k);
+VACUUM ANALYZE pf_parted;
+SELECT dio_plan('SELECT * FROM pf_parted WHERE id BETWEEN 4000 AND 11000 ORDER BY id');
+SELECT pf_compare('SELECT * FROM pf_parted WHERE id BETWEEN 4000 AND 11000 ORDER BY id');
+SELECT pf_compare('SELECT tableoid::regclass, * FROM pf_parted WHERE k = 3 ORDER BY k');
+SELECT pf_compare('SELECT id FROM pf_parted WHERE id > 9000 ORDER BY id');
+SELECT pf_compare('SELECT tableoid::regclass, * FROM pf_parted WHERE k IN (3, 4)', false);
+-- partitionwise join: each partition's inner is reparameterized by its outer
+CREATE TABLE pf_parted2 (id int, x int) PARTITION BY RANGE (id);
+CREATE TABLE pf_parted2_1 PARTITION OF pf_parted2 FOR VALUES FROM (MINVALUE) TO (5000);
+CREATE TABLE pf_parted2_2 PARTITION OF pf_parted2 FOR VALUES FROM (5000) TO (10000);
+CREATE TABLE pf_parted2_3 PARTITION OF pf_parted2 FOR VALUES FROM (10000) TO (MAXVALUE);
+INSERT INTO pf_parted2 SELECT g * 3, g FROM generate_series(1, 7000) g;
+ANALYZE pf_parted2;
+SET enable_partitionwise_join = on;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_memoize = off;
+SET enable_seqscan = on;
+SELECT dio_plan('SELECT a.x, b.k FROM pf_parted2 a JOIN pf_parted b ON b.id = a.id WHERE a.x % 10 = 0');
+SELECT pf_compare('SELECT a.x, b.k, b.t FROM pf_parted2 a JOIN pf_parted b ON b.id = a.id WHERE a.x % 10 = 0');
+SELECT pf_counts('SELECT a.x, b.k, b.t FROM pf_parted2 a JOIN pf_parted b ON b.id = a.id WHERE a.x % 10 = 0');
+SELECT pf_compare('SELECT a.x, b.id FROM pf_parted2 a LEFT JOIN pf_parted b ON b.id BETWEEN a.id AND a.id + 1 WHERE a.x < 3000');
+RESET enable_partitionwise_join;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_memoize;
+SET enable_seqscan = off;
+-- inheritance: the parent's own rows too
+CREATE TABLE pf_inh (id int, k int) WITH (autovacuum_enabled = off);
+CREATE TABLE pf_inh_child () INHERITS (pf_inh) WITH (autovacuum_enabled = off);
+INSERT INTO pf_inh SELECT g, g % 7 FROM generate_series(1, 3000) g;
+INSERT INTO pf_inh_child SELECT g, g % 7 FROM generate_series(2000, 6000) g;
+CREATE INDEX ON pf_inh (id);
+CREATE INDEX ON pf_inh_child (id);
+VACUUM ANALYZE pf_inh, pf_inh_child;
+SELECT pf_compare('SELECT tableoid::regclass, * FROM pf_inh WHERE id BETWEEN 2500 AND 3500 ORDER BY id');
+
+--
+-- UPDATE / DELETE / MERGE / SELECT FOR UPDATE with our scan as row source
+--
+EXPLAIN (COSTS OFF) UPDATE pf SET n = n + 1 WHERE id BETWEEN 10 AND 20;
+EXPLAIN (COSTS OFF) DELETE FROM pf WHERE k = 3 AND id < 500;
+EXPLAIN (COSTS OFF) SELECT id FROM pf WHERE id < 10 FOR UPDATE;
+SELECT pf_compare_dml('UPDATE pf SET n = coalesce(n, 0) + 1 WHERE id BETWEEN 10 AND 2000 RETURNING id, n', 'pf');
+SELECT pf_compare_dml('UPDATE pf SET k = k + 1 WHERE k = 3 AND id < 5000 RETURNING id, k', 'pf');
+SELECT pf_compare_dml('DELETE FROM pf WHERE id = ANY (ARRAY[1, 50, 700, 12345]) RETURNING *', 'pf');
+SELECT pf_compare_dml('UPDATE pf_vm SET pad = ''u'' FROM pf_outer o WHERE pf_vm.id = o.x RETURNING pf_vm.id, o.kk', 'pf_vm');
+SELECT pf_compare_dml('DELETE FROM pf_parted WHERE id BETWEEN 4990 AND 5010 RETURNING tableoid::regclass, *', 'pf_parted');
+SELECT pf_compare_dml('MERGE INTO pf t USING (SELECT DISTINCT x, kk FROM pf_outer WHERE kk < 10) o ON t.id = o.x
+                       WHEN MATCHED THEN UPDATE SET t = o.kk RETURNING t.id, t.t', 'pf');
+BEGIN;
+SELECT pf_compare('SELECT id, k FROM pf WHERE id BETWEEN 100 AND 300 FOR UPDATE');
+SELECT pf_compare('SELECT id, k FROM pf WHERE k = 7 AND id < 3000 FOR SHARE');
+COMMIT;
+
+--
+-- the transaction's own changes, uncommitted: HOT and non-HOT updates,
+-- deletes, inserts, a rolled-back subtransaction
+--
+BEGIN;
+UPDATE pf SET pad = 'hot' WHERE id % 10 = 0;
+UPDATE pf SET k = k + 100, n = NULL WHERE id % 10 = 1;
+DELETE FROM pf WHERE id % 10 = 2;
+INSERT INTO pf SELECT g, g % 50, g % 10, 'new', false, 'vnew', 'x' FROM generate_series(20011, 20500) g;
+SAVEPOINT s;
+UPDATE pf SET k = -5 WHERE id % 10 = 3;
+INSERT INTO pf SELECT g, -5 FROM generate_series(30000, 30100) g;
+ROLLBACK TO s;
+SELECT pf_compare('SELECT * FROM pf WHERE id BETWEEN 100 AND 20300');
+SELECT pf_compare('SELECT id, k FROM pf WHERE k > 100');
+SELECT pf_compare('SELECT id, k FROM pf WHERE k < 0 OR k > 49');
+SELECT pf_compare('SELECT id FROM pf WHERE id BETWEEN 0 AND 40000');
+SELECT pf_counts('SELECT id FROM pf WHERE id BETWEEN 0 AND 40000');
+SELECT pf_compare('SELECT n, id FROM pf WHERE n IS NULL');
+-- a cursor does not see what its transaction changes after it was opened
+DECLARE cur NO SCROLL CURSOR FOR SELECT id, k, pad = 'hot' AS hot FROM pf WHERE id BETWEEN 1000 AND 1030;
+FETCH 3 FROM cur;
+UPDATE pf SET k = -1, pad = 'after' WHERE id BETWEEN 1000 AND 1100;
+DELETE FROM pf WHERE id BETWEEN 1010 AND 1020;
+INSERT INTO pf (id, k) VALUES (1015, -2);
+FETCH ALL FROM cur;
+SELECT count(*), sum(id), sum(k) FROM pf WHERE id BETWEEN 1000 AND 1030;
+ROLLBACK;
+
+--
+-- temporary tables (local buffers), a materialized view
+--
+CREATE TEMP TABLE pf_temp AS SELECT * FROM pf;
+CREATE INDEX ON pf_temp (id);
+VACUUM ANALYZE pf_temp;
+SELECT pf_compare('SELECT * FROM pf_temp WHERE id BETWEEN 5000 AND 9000');
+SELECT pf_compare('SELECT id FROM pf_temp WHERE id BETWEEN 5000 AND 9000');
+UPDATE pf_temp SET k = k + 1 WHERE id % 3 = 0;
+SELECT pf_compare('SELECT id, k FROM pf_temp WHERE id < 9000');
+SELECT pf_counts('SELECT id FROM pf_temp WHERE id < 9000');
+CREATE MATERIALIZED VIEW pf_mv AS SELECT id, k, t FROM pf;
+CREATE INDEX ON pf_mv (k, id);
+VACUUM ANALYZE pf_mv;
+SELECT pf_compare('SELECT * FROM pf_mv WHERE k = 9');
+SELECT pf_compare('SELECT k, id FROM pf_mv WHERE k < 3');
+
+--
+-- SERIALIZABLE: the same predicate locks as core's scans (heap tuples,
+-- index pages; heap pages for all-visible index-only fetches)
+--
+CREATE FUNCTION pf_sireadlocks(q text, prefetch boolean) RETURNS text[]
+LANGUAGE plpgsql AS $$
+DECLARE
+    r text[];
+BEGIN
+    PERFORM set_config('pg_dio.enable_index_prefetch', prefetch::text, true);
+    PERFORM pf_rows(q);
+    SELECT array_agg(format('%s %s %s %s', locktype, relation::regclass, page, tuple)
+                     ORDER BY locktype, relation::regclass::text, page, tuple)
+      INTO r
+      FROM pg_locks WHERE pid = pg_backend_pid() AND mode = 'SIReadLock';
+    RETURN r;
+END
+$$;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT pf_sireadlocks('SELECT * FROM pf WHERE id BETWEEN 100 AND 104', true) AS locks \gset
+COMMIT;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT l = :'locks' AS same_locks, cardinality(l) AS locks,
+       (SELECT array_agg(DISTINCT split_part(x, ' ', 1) || ' ' || split_part(x, ' ', 2)) FROM unnest(l) x) AS kinds
+  FROM pf_sireadlocks('SELECT * FROM pf WHERE id BETWEEN 100 AND 104', false) l;
+COMMIT;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT pf_sireadlocks('SELECT id FROM pf_vm WHERE id IN (10, 11, 1013, 1014, 5000)', true) AS locks \gset
+COMMIT;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT l = :'locks' AS same_locks, cardinality(l) > 0 AS locked
+  FROM pf_sireadlocks('SELECT id FROM pf_vm WHERE id IN (10, 11, 1013, 1014, 5000)', false) l;
+COMMIT;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT pf_compare('SELECT * FROM pf WHERE id BETWEEN 100 AND 3000');
+SELECT pf_compare('SELECT id FROM pf_vm WHERE id BETWEEN 100 AND 3000');
+COMMIT;
+
+--
+-- EXPLAIN: the title names the index where core's does; JSON "Index Name"
+--
+CREATE INDEX "PF Weird Idx" ON pf_inc (id);
+EXPLAIN (COSTS OFF) SELECT * FROM pf_inc x WHERE id < 10;
+EXPLAIN (COSTS OFF, VERBOSE) SELECT x.id, x.v FROM pf_inc x WHERE id < 10 AND v <> 'a';
+EXPLAIN (COSTS OFF) SELECT a.id FROM pf_inc a JOIN pf b ON b.id = a.id WHERE a.id < 10;
+EXPLAIN (COSTS OFF, FORMAT JSON) SELECT * FROM pf_inc x WHERE id < 10 AND v <> 'a';
+EXPLAIN (COSTS OFF, FORMAT YAML) SELECT id FROM pf WHERE id < 10;
+-- a string constant that looks like our title does not confuse it
+EXPLAIN (COSTS OFF) SELECT * FROM pf WHERE id < 10 AND t = E'x\nCustom Scan (PrefetchIndexScan) y';
+EXPLAIN (GENERIC_PLAN, COSTS OFF) SELECT * FROM pf WHERE id = $1;
+-- EXPLAIN ANALYZE (figures masked)
+SELECT pf_explain_masked('SELECT * FROM pf WHERE id < 1000');
+SELECT pf_explain_masked('SELECT id FROM pf_vm WHERE id < 1000');
+SELECT pf_explain_masked('SELECT id FROM pf_geo WHERE pg && polygon(box(point(10, 10), point(13, 12)))');
+SELECT j->0->'Plan'->>'Index Name' AS index,
+       (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(j->0->'Plan') k
+         WHERE k ~ '^(Heap|Index|Prefetch|Rows Removed|I/O)') AS keys
+  FROM (SELECT pf_explain_json('SELECT id FROM pf_vm WHERE id < 1000') j) s;
+
+--
+-- where our scans are not used
+--
+-- backward, KNN (above), disabled index-only scans, when switched off
+SELECT dio_plan('SELECT id FROM pf WHERE id < 100 ORDER BY id DESC');
+SELECT dio_plan('SELECT * FROM pf WHERE id < 100 ORDER BY id DESC LIMIT 3');
+SELECT dio_plan('SELECT k, n FROM pf WHERE k > 45 ORDER BY k, n NULLS FIRST');
+SET enable_indexonlyscan = off;
+SELECT dio_plan('SELECT id FROM pf WHERE id < 100');
+RESET enable_indexonlyscan;
+SET pg_dio.enable_index_prefetch = off;
+SELECT dio_plan('SELECT * FROM pf WHERE id < 100');
+SELECT dio_plan('SELECT id FROM pf WHERE id < 100');
+RESET pg_dio.enable_index_prefetch;
+-- a disabled index scan stays disabled
+SET enable_indexscan = off;
+SELECT pf_compare('SELECT id FROM pf WHERE id < 100');
+RESET enable_indexscan;
+
+--
+-- parallel plans: parallel index scans stay core's; ours runs in the
+-- workers as the inner of a nestloop, EXPLAIN ANALYZE counts all of it
+--
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_index_scan_size = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_memoize = off;
+SET enable_material = off;
+SELECT dio_plan('SELECT count(*) FROM pf WHERE id < 10000');
+SELECT dio_plan('SELECT sum(p.k), count(*) FROM pf_vm v JOIN pf p ON p.id = v.id WHERE v.k = 1');
+SELECT pf_compare('SELECT sum(p.k), count(*) FROM pf_vm v JOIN pf p ON p.id = v.id WHERE v.k = 1');
+SELECT pf_compare('SELECT sum(v.id), count(*) FROM pf_vm o JOIN pf_vm v ON v.id = o.id + 1 WHERE o.k = 2');
+-- the figures of the nestloop's inner (whatever number of workers ran it)
+CREATE FUNCTION pf_inner_counts(q text, prefetch boolean,
+    OUT node text, OUT loops bigint, OUT heap_fetches bigint, OUT index_searches bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    j jsonb;
+BEGIN
+    PERFORM set_config('pg_dio.enable_index_prefetch', prefetch::text, true);
+    j := pf_explain_json(q);
+    SELECT coalesce(n->>'Custom Plan Provider', n->>'Node Type'), (n->>'Actual Loops')::bigint,
+           (n->>'Heap Fetches')::bigint, (n->>'Index Searches')::bigint
+      INTO node, loops, heap_fetches, index_searches
+      FROM jsonb_path_query(j, 'strict $.**?(@."Node Type" == "Nested Loop").Plans[*]?(@."Parent Relationship" == "Inner")') n;
+    PERFORM set_config('pg_dio.enable_index_prefetch', 'on', true);
+END
+$$;
+SELECT p.node, c.node, p.loops = c.loops AS same_loops, c.heap_fetches > 0 AS core_heap_fetches,
+       p.heap_fetches IS NOT DISTINCT FROM c.heap_fetches AS same_heap_fetches,
+       c.index_searches AS core_index_searches, p.index_searches = c.index_searches AS same_index_searches
+  FROM pf_inner_counts('SELECT sum(p.k), count(*) FROM pf_vm v JOIN pf p ON p.id = v.id WHERE v.k = 1', true) p,
+       pf_inner_counts('SELECT sum(p.k), count(*) FROM pf_vm v JOIN pf p ON p.id = v.id WHERE v.k = 1', false) c;
+SELECT p.node, c.node, p.loops = c.loops AS same_loops, c.heap_fetches > 0 AS core_heap_fetches,
+       p.heap_fetches IS NOT DISTINCT FROM c.heap_fetches AS same_heap_fetches,
+       c.index_searches AS core_index_searches, p.index_searches = c.index_searches AS same_index_searches
+  FROM pf_inner_counts('SELECT sum(v.id), count(*) FROM pf_vm o JOIN pf_vm v ON v.id = o.id + 1 WHERE o.k = 2', true) p,
+       pf_inner_counts('SELECT sum(v.id), count(*) FROM pf_vm o JOIN pf_vm v ON v.id = o.id + 1 WHERE o.k = 2', false) c;
+DROP FUNCTION pf_inner_counts;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_index_scan_size;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_memoize;
+RESET enable_material;
+SET max_parallel_workers_per_gather = 0;
+
+--
+-- reading ahead, cold: a few MB, random order (one heap block per TID run)
+--
+SET effective_io_concurrency = 16;
+CREATE TABLE pf_big (id int, v int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO pf_big SELECT (g * 7919) % 40009, g, repeat('b', 120) FROM generate_series(1, 40000) g;
+CREATE INDEX pf_big_id ON pf_big (id);
+VACUUM ANALYZE pf_big;
+SELECT pg_relation_size('pf_big') / 8192 > 500 AS some_mb;
+SELECT count(*) AS runs FROM (
+    SELECT (ctid::text::point)[0] AS blk, lag((ctid::text::point)[0]) OVER (ORDER BY id) AS prev
+      FROM pf_big WHERE id BETWEEN 1000 AND 30000) s
+ WHERE prev IS DISTINCT FROM blk \gset
+SELECT :runs > 20000 AS scattered;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, blocks_requested = :runs AS one_request_per_run, index_tids,
+       blocks_read > 0 AS read_some, prefetch_max > 1 AS looked_ahead
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+-- ORDER BY ... LIMIT reads little beyond what it returns
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, blocks_requested < 100 AS few_requested, blocks_read < 100 AS few_read,
+       index_tids < 1000 AS few_tids
+  FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
+SELECT pf_compare('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
+-- index-only, all-visible: nothing to read, long runs without blocks
+SELECT heap_fetches, blocks_requested FROM pf_stats('SELECT id FROM pf_big WHERE id < 40000');
+
+-- a narrow table in index order: thousands of TIDs queued ahead of the
+-- consumer, the queue grows while a buffer is being taken from the stream
+CREATE TABLE pf_narrow (id int, v int) WITH (autovacuum_enabled = off);
+INSERT INTO pf_narrow SELECT g, g FROM generate_series(1, 200000) g;
+CREATE INDEX pf_narrow_id ON pf_narrow (id);
+VACUUM ANALYZE pf_narrow;
+\c -
+SET jit = off;
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SET effective_io_concurrency = 16;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT * FROM pf_narrow WHERE id <= 200000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT actual_rows, blocks_requested = pg_relation_size('pf_narrow') / 8192 AS every_block_once
+  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
+
+DROP TABLE pf, pf_geo, pf_words, pf_inc, pf_ex, pf_vm, pf_outer, pf_parted, pf_parted2, pf_inh,
+    pf_big, pf_narrow CASCADE;
+DROP FUNCTION pf_plan, pf_rows, pf_compare, pf_stats, pf_counts, pf_compare_dml,
+    pf_explain_json, pf_explain_masked, pf_sireadlocks;
