@@ -93,6 +93,31 @@ else
 	failed_suites+=(stress)
 fi
 
+# --- reliability: leaks and cancellation loops (test/reliability) ----------
+# leaks.py: one backend, every read path under every injected fault, memory /
+# fds / mappings steady (its --self-test first: planted leaks must be caught);
+# cancel_loops.py: statement_timeout, pg_cancel_backend, pg_terminate_backend
+# with reads in flight.  Full counts in make test too (about 25 s and 50 s).
+LEAK_RUNS=${PG_DIO_LEAK_RUNS:-1000}
+CANCEL_COUNT=${PG_DIO_CANCEL_COUNT:-200}
+echo "== reliability: leaks (${LEAK_RUNS} runs in one backend, after its self-test)"
+if { python3 "$PG_DIO_ROOT/test/reliability/leaks.py" --self-test --runs 300; st=$?
+	python3 "$PG_DIO_ROOT/test/reliability/leaks.py" --runs "$LEAK_RUNS" && [ "$st" = 0 ]; } 2>&1 |
+	tee "$OUT/leaks.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+	failed_suites+=(leaks)
+fi
+echo "== reliability: cancel loops (${CANCEL_COUNT} each of timeout, cancel, terminate, index)"
+if python3 "$PG_DIO_ROOT/test/reliability/cancel_loops.py" --count "$CANCEL_COUNT" 2>&1 |
+	tee "$OUT/cancel_loops.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+	failed_suites+=(cancel-loops)
+fi
+
 # --- kill -9 with reads in flight (a cluster of its own) ---------------------
 echo "== crash: kill -9 with direct reads in flight"
 run_suite crash "$PG_DIO_ROOT/test/crash_test.sh"

@@ -437,12 +437,12 @@ def main():
                 print(f"leaks FAILED: reads left in flight: {b}", file=sys.stderr)
                 failed = True
     except Failure as e:
-        print(f"leaks FAILED: {e}", file=sys.stderr)
+        print(f"leaks{' self-test' if args.self_test else ''} FAILED: {e}", file=sys.stderr)
         failed = True
 
     crashes = log_crashes(log, log_start)
     if crashes:
-        print("leaks FAILED: the server log shows a crash:\n" + "\n".join(crashes[:5]),
+        print(f"leaks{' self-test' if args.self_test else ''} FAILED: the server log shows a crash:\n" + "\n".join(crashes[:5]),
               file=sys.stderr)
         failed = True
     if not failed:
