@@ -357,6 +357,9 @@ def summary(res, label, verbose):
     if verbose:
         for x in s:
             print(f"  {x}")
+        for which, fds in (("first", res["fds_first"]), ("last", res["fds_last"])):
+            print(f"  core's cached relation files, {which} sample: " + ", ".join(
+                sorted(os.path.basename(t) for t, fl in fds.values() if is_core_relfile(t, fl))))
         for k in sorted(set(res["ctx_last"]) | set(res["ctx_first"])):
             d = res["ctx_last"].get(k, 0) - res["ctx_first"].get(k, 0)
             if d:
