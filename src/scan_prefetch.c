@@ -71,6 +71,7 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
 #include "portability/instr_time.h"
 #include "storage/bufmgr.h"
 #include "storage/predicate.h"
@@ -100,6 +101,7 @@
 #define PF_GROUP_START		0x02	/* first TID of a stream block */
 #define PF_RECHECK			0x04	/* the index said: recheck the quals */
 #define PF_HEAP_FORMAT		0x08	/* copy is a HeapTuple (xs_hitup) */
+#define PF_IN_SCAN			0x10	/* no copy: the data is the index scan's */
 
 typedef struct PfEntry
 {
@@ -142,21 +144,24 @@ typedef struct PfScanState
 	bool		rtkeys_ready;
 	ExprContext *rtcxt;
 
-	/* index-only: heap attno per index column (0: not returned) */
+	/* index-only: which index columns the AM returns; name stored as cstring */
 	int			nindexatts;
-	AttrNumber *heap_attno;
+	bool	   *returnable;
 	bool	   *name_cstring;
 	bool		name_checked;
-	Datum	   *ivalues;
-	bool	   *iisnull;
+	bool		fixup;			/* a column is not returned or is a name */
 	Buffer		vmbuf;
 	void	   *out_copy;		/* the copy the scan slot points into */
 
-	/* the TID queue: entries [head, tail), ring of qsize (power of two) */
+	/*
+	 * The TID queue: entries [head, tail) in a ring of qsize (a power of two);
+	 * the callback has looked at [head, examined) (group starts marked).
+	 */
 	PfEntry    *q;
 	PfEntry		cur;			/* the entry the consumer works on */
 	uint32		qsize;
 	uint64		head;
+	uint64		examined;
 	uint64		tail;
 	MemoryContext qcxt;
 	int			run_cap;
@@ -254,9 +259,15 @@ pf_path_qualifies(IndexPath *ipath)
 		return false;
 	if (ipath->path.pathtype == T_IndexOnlyScan)
 	{
+		/* plain, distinct columns: the scan tuple is the index's columns */
 		for (int i = 0; i < index->ncolumns; i++)
+		{
 			if (index->indexkeys[i] == 0)
 				return false;
+			for (int j = 0; j < i; j++)
+				if (index->indexkeys[j] == index->indexkeys[i])
+					return false;
+		}
 	}
 	else if (ipath->path.pathtype != T_IndexScan)
 		return false;
@@ -471,9 +482,38 @@ pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = NIL;
-	cscan->custom_exprs = list_make2(fixed, copyObject(orig));
 	cscan->custom_private = list_make2_oid(index->indexoid, index_only ? 1 : 0);
-	cscan->custom_scan_tlist = NIL;
+	if (!index_only)
+	{
+		cscan->custom_exprs = list_make2(fixed, copyObject(orig));
+		cscan->custom_scan_tlist = NIL;
+	}
+	else
+	{
+		/*
+		 * Index-only: the scan tuple is the index's columns, as in core's
+		 * index-only scan, so a target list of index columns needs no
+		 * projection.  setrefs rewrites the target list, the filter and both
+		 * copies of the index quals to reference it (Var(INDEX_VAR, column
+		 * + 1), which is also what ExecIndexBuildScanKeys wants).
+		 */
+		List	   *stl = NIL;
+
+		for (int i = 0; i < index->ncolumns; i++)
+		{
+			Oid			type;
+			int32		typmod;
+			Oid			coll;
+
+			get_atttypetypmodcoll(planner_rt_fetch(rel->relid, root)->relid,
+								  index->indexkeys[i], &type, &typmod, &coll);
+			stl = lappend(stl, makeTargetEntry((Expr *) makeVar(rel->relid, index->indexkeys[i],
+																 type, typmod, coll, 0),
+											   i + 1, NULL, false));
+		}
+		cscan->custom_exprs = list_make2(copyObject(orig), copyObject(orig));
+		cscan->custom_scan_tlist = stl;
+	}
 	cscan->custom_relids = NULL;
 	cscan->methods = index_only ? &pf_only_methods : &pf_scan_methods;
 	return &cscan->scan.plan;
@@ -505,6 +545,7 @@ pf_push(PfScanState *st)
 		pfree(st->q);
 		st->q = nq;
 		st->qsize = nsize;
+		st->examined -= st->head;
 		st->head = 0;
 		st->tail = n;
 	}
@@ -517,40 +558,45 @@ pf_blocks_read_now(void)
 	return pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read;
 }
 
+/* The next TID from the index, NULL at its end. */
+static ItemPointer
+pf_read_tid(PfScanState *st)
+{
+	ItemPointer tid = index_getnext_tid(st->scan, ForwardScanDirection);
+
+	if (tid == NULL)
+		st->index_done = true;
+	else
+		st->c.tids++;
+	return tid;
+}
+
 /*
- * Read the next TID from the index and queue it, deciding (index-only) from
- * the visibility map whether its heap block must be read.  NULL at the end of
- * the index scan.
+ * Index-only: must the heap block of this TID be read?  The visibility map
+ * decides, right after the TID was read from the index (see the file header).
  */
+static inline bool
+pf_needs_heap(PfScanState *st, ItemPointer tid)
+{
+	return !st->index_only ||
+		!VM_ALL_VISIBLE(st->scan->heapRelation, ItemPointerGetBlockNumber(tid),
+						&st->vmbuf);
+}
+
+/* Queue the TID just read (index-only: with a copy of its index data). */
 static PfEntry *
-pf_fetch(PfScanState *st)
+pf_queue_tid(PfScanState *st, ItemPointer tid, bool need_heap)
 {
 	IndexScanDesc scan = st->scan;
-	ItemPointer tid;
-	PfEntry    *e;
+	PfEntry    *e = pf_push(st);
 
-	tid = index_getnext_tid(scan, ForwardScanDirection);
-	if (tid == NULL)
-	{
-		st->index_done = true;
-		return NULL;
-	}
-	e = pf_push(st);
 	e->tid = *tid;
-	e->flags = scan->xs_recheck ? PF_RECHECK : 0;
+	e->flags = (scan->xs_recheck ? PF_RECHECK : 0) | (need_heap ? PF_NEED_HEAP : 0);
 	e->copy = NULL;
-	st->c.tids++;
-
-	if (!st->index_only)
-		e->flags |= PF_NEED_HEAP;
-	else
+	if (st->index_only)
 	{
-		MemoryContext old;
+		MemoryContext old = MemoryContextSwitchTo(st->qcxt);
 
-		if (!VM_ALL_VISIBLE(scan->heapRelation, ItemPointerGetBlockNumber(tid),
-							&st->vmbuf))
-			e->flags |= PF_NEED_HEAP;
-		old = MemoryContextSwitchTo(st->qcxt);
 		if (scan->xs_hitup)
 		{
 			e->copy = heap_copytuple(scan->xs_hitup);
@@ -563,6 +609,17 @@ pf_fetch(PfScanState *st)
 		MemoryContextSwitchTo(old);
 	}
 	return e;
+}
+
+/* Read the next TID from the index and queue it; NULL at the end. */
+static PfEntry *
+pf_fetch(PfScanState *st)
+{
+	ItemPointer tid = pf_read_tid(st);
+
+	if (tid == NULL)
+		return NULL;
+	return pf_queue_tid(st, tid, pf_needs_heap(st, tid));
 }
 
 /*
@@ -588,13 +645,19 @@ pf_stream_next_block(ReadStream *stream, void *private, void *per_buffer_data)
 		PfEntry    *e;
 		BlockNumber blk;
 
-		if (st->index_done || run >= st->run_cap ||
-			st->tail - st->head >= PF_MAX_QUEUED ||
-			(!st->prefetch && st->tail > st->head))
-			break;
-		e = pf_fetch(st);
-		if (e == NULL)
-			break;
+		if (st->examined < st->tail)
+			e = pf_entry(st, st->examined++);	/* queued by the consumer */
+		else
+		{
+			if (st->index_done || run >= st->run_cap ||
+				st->tail - st->head >= PF_MAX_QUEUED ||
+				(!st->prefetch && st->tail > st->head))
+				break;
+			e = pf_fetch(st);
+			if (e == NULL)
+				break;
+			st->examined++;
+		}
 		if (!(e->flags & PF_NEED_HEAP))
 		{
 			run++;
@@ -679,6 +742,28 @@ pf_next_entry(PfScanState *st)
 			return NULL;
 		/* nothing queued, so every block handed out has been consumed */
 		Assert(st->groups_ahead == 0 && !BufferIsValid(st->pending_buf));
+
+		/*
+		 * Index-only: read the next TID here; if its block is all-visible,
+		 * return it straight from the index scan, with no copy and no stream,
+		 * as core does.  Otherwise queue it for the stream's callback.
+		 */
+		if (st->index_only)
+		{
+			ItemPointer tid = pf_read_tid(st);
+
+			if (tid == NULL)
+				return NULL;
+			if (!pf_needs_heap(st, tid))
+			{
+				st->cur.tid = *tid;
+				st->cur.flags = PF_IN_SCAN | (st->scan->xs_recheck ? PF_RECHECK : 0);
+				st->cur.copy = NULL;
+				return &st->cur;
+			}
+			pf_queue_tid(st, tid, true);
+		}
+
 		if (st->stream_ended)
 		{
 			read_stream_reset(st->stream);
@@ -738,7 +823,7 @@ pf_queue_reset(PfScanState *st)
 	MemoryContextReset(st->qcxt);
 	st->out_copy = NULL;
 	st->cur.copy = NULL;
-	st->head = st->tail = 0;
+	st->head = st->examined = st->tail = 0;
 	st->run_cap = PF_MIN_RUN;
 	st->index_done = false;
 	st->stream_ended = false;
@@ -750,65 +835,80 @@ pf_queue_reset(PfScanState *st)
  * Executor: tuples
  * ====================================================================== */
 
-/* Index-only: fill the heap-shaped virtual slot from the entry's copy. */
+/*
+ * Index-only: fill the (index-shaped) virtual scan slot from the entry's copy
+ * or, for PF_IN_SCAN, from the index scan itself.
+ */
 static void
 pf_store_index_data(PfScanState *st, TupleTableSlot *slot, PfEntry *e)
 {
 	IndexScanDesc scan = st->scan;
 	TupleDesc	idesc;
-	int			natts = slot->tts_tupleDescriptor->natts;
+	Datum	   *values = slot->tts_values;
+	bool	   *isnull = slot->tts_isnull;
 
 	ExecClearTuple(slot);
 	if (st->out_copy)
 		pfree(st->out_copy);
-	st->out_copy = e->copy;
-	e->copy = NULL;
+	st->out_copy = NULL;
 
-	if (e->flags & PF_HEAP_FORMAT)
+	if (e->flags & PF_IN_SCAN)
 	{
-		idesc = scan->xs_hitupdesc;
-		heap_deform_tuple((HeapTuple) st->out_copy, idesc, st->ivalues, st->iisnull);
+		/* valid until the next index_getnext_tid(), as in core's scan */
+		if (scan->xs_hitup)
+		{
+			idesc = scan->xs_hitupdesc;
+			heap_deform_tuple(scan->xs_hitup, idesc, values, isnull);
+		}
+		else
+		{
+			idesc = scan->xs_itupdesc;
+			index_deform_tuple(scan->xs_itup, idesc, values, isnull);
+		}
 	}
 	else
 	{
-		idesc = scan->xs_itupdesc;
-		index_deform_tuple((IndexTuple) st->out_copy, idesc, st->ivalues, st->iisnull);
+		st->out_copy = e->copy;
+		e->copy = NULL;
+		if (e->flags & PF_HEAP_FORMAT)
+		{
+			idesc = scan->xs_hitupdesc;
+			heap_deform_tuple((HeapTuple) st->out_copy, idesc, values, isnull);
+		}
+		else
+		{
+			idesc = scan->xs_itupdesc;
+			index_deform_tuple((IndexTuple) st->out_copy, idesc, values, isnull);
+		}
 	}
 
 	/* btree stores name as cstring: pad back to NAMEDATALEN, as core does */
 	if (!st->name_checked)
 	{
-		TupleDesc	hdesc = slot->tts_tupleDescriptor;
+		TupleDesc	sdesc = slot->tts_tupleDescriptor;
 
 		for (int i = 0; i < st->nindexatts && i < idesc->natts; i++)
 		{
-			AttrNumber	a = st->heap_attno[i];
-
-			st->name_cstring[i] = a > 0 &&
-				TupleDescAttr(idesc, i)->atttypid == CSTRINGOID &&
-				TupleDescAttr(hdesc, a - 1)->atttypid == NAMEOID;
+			st->name_cstring[i] = TupleDescAttr(idesc, i)->atttypid == CSTRINGOID &&
+				TupleDescAttr(sdesc, i)->atttypid == NAMEOID;
+			if (st->name_cstring[i] || !st->returnable[i])
+				st->fixup = true;
 		}
 		st->name_checked = true;
 	}
 
-	memset(slot->tts_isnull, true, natts * sizeof(bool));
-	for (int i = 0; i < st->nindexatts && i < idesc->natts; i++)
+	for (int i = 0; st->fixup && i < st->nindexatts; i++)
 	{
-		AttrNumber	a = st->heap_attno[i];
-		Datum		v = st->ivalues[i];
-
-		if (a <= 0)
-			continue;
-		if (!st->iisnull[i] && st->name_cstring[i])
+		if (!st->returnable[i])
+			isnull[i] = true;
+		else if (!isnull[i] && st->name_cstring[i])
 		{
 			Name		name = MemoryContextAlloc(st->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory,
 												  NAMEDATALEN);
 
-			namestrcpy(name, DatumGetCString(v));
-			v = NameGetDatum(name);
+			namestrcpy(name, DatumGetCString(values[i]));
+			values[i] = NameGetDatum(name);
 		}
-		slot->tts_values[a - 1] = v;
-		slot->tts_isnull[a - 1] = st->iisnull[i];
 	}
 	ExecStoreVirtualTuple(slot);
 }
@@ -997,14 +1097,14 @@ pf_begin_scan(CustomScanState *node, EState *estate, int eflags)
 	{
 		int			n = RelationGetNumberOfAttributes(st->index);
 
+		if (n != node->ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts)
+			elog(ERROR, "pg_dio: index %u does not match the index-only scan's tuple",
+				 st->indexoid);
 		st->nindexatts = n;
-		st->heap_attno = palloc0(sizeof(AttrNumber) * n);
+		st->returnable = palloc0(sizeof(bool) * n);
 		st->name_cstring = palloc0(sizeof(bool) * n);
-		st->ivalues = palloc(sizeof(Datum) * n);
-		st->iisnull = palloc(sizeof(bool) * n);
 		for (int i = 0; i < n; i++)
-			if (index_can_return(st->index, i + 1))
-				st->heap_attno[i] = st->index->rd_index->indkey.values[i];
+			st->returnable[i] = index_can_return(st->index, i + 1);
 	}
 }
 
