@@ -34,14 +34,18 @@ counted; at most --count more such misses).
 
 After each iteration:
   - the victim got the expected error within 5 s (no stuck backend);
-  - pg_stat_aios has no pg_dio rows for the victim or its workers; core's
-    (index kind) are gone within 2 s (core reclaims AIO handles of an aborted
-    scan lazily: they may stay listed while the I/O workers finish);
+  - pg_stat_aios has no pg_dio rows for the victim or its workers (pg_dio
+    lists a read only while it is in flight); for the index kind, none of
+    core's I/Os of the victim is still in flight 2 s later.  (Core keeps the
+    handles of completed I/Os listed, state COMPLETED_SHARED, until their
+    owner reuses them -- after a cancelled core SeqScan just the same -- so
+    those are not counted; the summary prints how many were listed at most.)
   - timeout/cancel/index: the same backend answers SELECT 1 and a real scan
     (DirectSeqScan, direct reads; the PrefetchIndexScan for the index kind)
     whose result equals core's; terminate: the terminated backend's
-    process gone (/proc), and the next victim, a new backend, runs the real scan
-    before its own statement.
+    process is gone (/proc) within 5 s, pg_stat_activity no longer lists it,
+    and the next victim, a new backend, runs the real scan before its own
+    statement.
 At the end: nothing of pg_dio is in flight anywhere, the cluster counters say
 every read submitted was reaped, the reused victims' fds (as leaks.py counts
 them) did not grow from iteration 10 to the last and their memory did not
