@@ -1,13 +1,24 @@
 #!/usr/bin/env python3
-"""Differential stress driver: DirectSeqScan on vs off under concurrent change.
+"""Differential stress driver: pg_dio's scans on vs off under concurrent change.
 
 For a bounded time, readers run random queries twice inside one REPEATABLE
-READ transaction -- once with pg_dio.enable_direct_scan on, once off -- and
-compare the results (row count and an md5 over the sorted rows, or over the
-rows in scan order for serial plans).  Meanwhile writers update, delete and
-insert, and a maintenance session runs VACUUM, CHECKPOINT and evicts the
-tables' buffers.  Readers also vary io_size, queue depth, parallelism and the
-injected fault.  Any difference fails the run.
+READ transaction -- once with pg_dio's scan on, once off -- and compare the
+results (row count and an md5 over the sorted rows, or over the rows in
+output order for serial plans / ORDER BY).  Two kinds of queries:
+
+  - sequential scans: pg_dio.enable_direct_scan on vs off (DirectSeqScan),
+    varying io_size, queue depth, parallelism and the injected fault;
+  - index scans: pg_dio.enable_index_prefetch on vs off (PrefetchIndexScan /
+    PrefetchIndexOnlyScan vs core's Index Scan / Index Only Scan): random
+    ranges, IN-lists and = ANY, ORDER BY ... LIMIT, index-only shapes,
+    multi-column conditions and nestloop joins with an index inner, varying
+    effective_io_concurrency.
+
+Meanwhile writers update (HOT and non-HOT, also moving index keys), delete
+and insert, and a maintenance session runs VACUUM, CHECKPOINT and evicts the
+tables from shared buffers and the OS cache.  Any difference fails the run,
+as does a compared plan with pg_dio's node when it is switched off, or a run
+in which no compared index query used PrefetchIndexScan/PrefetchIndexOnlyScan.
 
 Needs a running cluster with pg_dio (PGHOST/PGPORT/PGUSER), psql on PATH.
 Usage: differential.py [--seconds N] [--db NAME]
@@ -46,7 +57,8 @@ INSERT INTO {t} SELECT g, g % 97, g * 7,
        CASE WHEN g % 11 = 0 THEN NULL WHEN g % 301 = 0 THEN repeat(md5(g::text), 80)
             ELSE md5(g::text) END
   FROM generate_series(1, 60000) g;
-CREATE INDEX {t}_id ON {t} (id);""")
+CREATE INDEX {t}_id ON {t} (id);
+CREATE INDEX {t}_grp_id ON {t} (grp, id);""")
     psql(db, "\n".join(sql))
     for t in TABLES:
         psql(db, f"VACUUM (FREEZE, ANALYZE) {t};")
@@ -78,6 +90,53 @@ def random_query(rng):
             f"WHERE a.id BETWEEN {lo} AND {hi} AND b.grp <> {rng.randint(0, 96)}"), False
 
 
+def random_index_query(rng):
+    """A query whose plan has index scans (with seq/bitmap scans disabled):
+    (sql, ordered, join)."""
+    t = rng.choice(TABLES)
+    other = "stress_b" if t == "stress_a" else "stress_a"
+    lo = rng.randint(-100, 62000)
+    hi = lo + rng.choice([0, 5, 100, 2000, 30000])
+    ids = sorted({rng.randint(-10, 65000) for _ in range(rng.randint(1, 40))})
+    if rng.random() < 0.2:
+        ids += [lo + i for i in range(rng.randint(1, 30))]		# runs of neighbours
+    inlist = ", ".join(str(i) for i in ids)
+    grps = ", ".join(str(rng.randint(0, 99)) for _ in range(rng.randint(1, 4)))
+    cols = rng.choice(["*", "id, v", "ctid, id, grp, note", "id, length(note), xmin"])
+    order = rng.choice(["", " ORDER BY id"])
+    kind = rng.randrange(9)
+    if kind == 0:			# a range
+        return f"SELECT {cols} FROM {t} WHERE id BETWEEN {lo} AND {hi}{order}", bool(order), False
+    if kind == 1:			# IN-list / = ANY
+        pred = rng.choice([f"id IN ({inlist})", f"id = ANY (ARRAY[{inlist}, NULL])"])
+        return f"SELECT {cols} FROM {t} WHERE {pred}{order}", bool(order), False
+    if kind == 2:			# ORDER BY ... LIMIT
+        return (f"SELECT {cols} FROM {t} WHERE id > {lo} ORDER BY id "
+                f"LIMIT {rng.choice([1, 5, 50, 500])}"), True, False
+    if kind == 3:			# index-only
+        return rng.choice([
+            (f"SELECT id FROM {t} WHERE id BETWEEN {lo} AND {hi}{order}", bool(order), False),
+            (f"SELECT count(*), sum(id) FROM {t} WHERE id BETWEEN {lo} AND {hi}", False, False),
+            (f"SELECT id FROM {t} WHERE id IN ({inlist}) ORDER BY id", True, False),
+        ])
+    if kind == 4:			# multi-column, index-only or not
+        c = rng.choice(["grp, id", "*"])
+        o = rng.choice(["", " ORDER BY grp, id"])
+        return f"SELECT {c} FROM {t} WHERE grp IN ({grps}) AND id BETWEEN {lo} AND {hi}{o}", bool(o), False
+    if kind == 5:			# a filter besides the index condition
+        return (f"SELECT {cols} FROM {t} WHERE id BETWEEN {lo} AND {hi} AND v % {rng.randint(2, 9)} = 0"
+                f"{order}"), bool(order), False
+    if kind == 6:			# nestloop with an index inner, parameterized
+        return (f"SELECT a.id, b.id, b.v, b.note FROM {t} a JOIN {other} b ON b.id = a.id "
+                f"WHERE a.id BETWEEN {lo} AND {lo + rng.choice([10, 300, 3000])}"), False, True
+    if kind == 7:			# nestloop, range inner, index-only inner
+        return (f"SELECT a.id, b.id FROM {t} a JOIN {other} b ON b.id BETWEEN a.id AND a.id + 3 "
+                f"WHERE a.grp = {rng.randint(0, 96)} AND a.id < {lo + 5000}"), False, True
+    # LATERAL ORDER BY ... LIMIT: the inner stops early and is rescanned
+    return (f"SELECT a.id, l.* FROM {t} a, LATERAL (SELECT id, v FROM {other} b "
+            f"WHERE b.id >= a.id ORDER BY b.id LIMIT 3) l WHERE a.id BETWEEN {lo} AND {lo + 200}"), False, True
+
+
 def digest(q, ordered):
     order = "" if ordered else " ORDER BY x::text"
     return f"SELECT count(*) || ' ' || coalesce(md5(string_agg(x::text, '|'{order})), '-') FROM ({q}) x;"
@@ -87,14 +146,76 @@ class Stats:
     def __init__(self):
         self.lock = threading.Lock()
         self.compares = 0
+        self.index_compares = 0
+        self.index_prefetch = 0
         self.writes = 0
         self.maint = 0
         self.failures = []
 
 
+def index_reader_round(db, rng, stats):
+    """One index query, prefetch on vs off in one REPEATABLE READ transaction.
+    The plans explained are those of the digest statements that run."""
+    q, ordered, join = random_index_query(rng)
+    d = digest(q, ordered)
+    settings = [
+        "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;",
+        "SET LOCAL max_parallel_workers_per_gather = 0;",
+        f"SET LOCAL effective_io_concurrency = {rng.choice([0, 1, 16, 64])};",
+        f"SET LOCAL pg_dio.enable_direct_scan = {rng.choice(['on', 'off'])};",
+        "SET LOCAL pg_dio.direct_scan_threshold = 0;",
+    ]
+    if join:
+        settings.append("SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off;")
+        settings.append(f"SET LOCAL enable_memoize = {rng.choice(['on', 'off'])};")
+        settings.append(f"SET LOCAL enable_material = {rng.choice(['on', 'off'])};")
+    sql = "\n".join(["BEGIN ISOLATION LEVEL REPEATABLE READ;"] + settings + [
+        "SET LOCAL pg_dio.enable_index_prefetch = on;",
+        "\\echo @@plan_on",
+        f"EXPLAIN (COSTS OFF) {d}",
+        "\\echo @@rows_on",
+        d,
+        "SET LOCAL pg_dio.enable_index_prefetch = off;",
+        "\\echo @@plan_off",
+        f"EXPLAIN (COSTS OFF) {d}",
+        "\\echo @@rows_off",
+        d,
+        "COMMIT;"])
+    r = psql(db, sql, check=False)
+    if r.returncode != 0:
+        with stats.lock:
+            stats.failures.append(f"index query failed: {r.stderr.strip()}\n{sql}")
+        return
+    parts = {}
+    key = None
+    for line in r.stdout.splitlines():
+        if line.startswith("@@"):
+            key = line[2:]
+            parts[key] = []
+        elif key:
+            parts[key].append(line)
+    plan_on = "\n".join(parts.get("plan_on", []))
+    plan_off = "\n".join(parts.get("plan_off", []))
+    on = "\n".join(parts.get("rows_on", []))
+    off = "\n".join(parts.get("rows_off", []))
+    with stats.lock:
+        if "Prefetch" in plan_off:
+            stats.failures.append(f"PrefetchIndex scan although disabled: {q}\n{plan_off}")
+            return
+        stats.index_compares += 1
+        if "PrefetchIndex" in plan_on:
+            stats.index_prefetch += 1
+        if on != off or not on:
+            stats.failures.append(f"DIFFERENT results for index query {q} (ordered={ordered}):\n"
+                                  f" prefetch: {on}\n core:     {off}\n{plan_on}\n{sql}")
+
+
 def reader(db, deadline, seed, stats):
     rng = random.Random(seed)
     while time.time() < deadline and not stats.failures:
+        if rng.random() < 0.5:
+            index_reader_round(db, rng, stats)
+            continue
         q, ordered = random_query(rng)
         parallel = rng.random() < 0.3
         # results of a parallel plan, or of LIMIT without ORDER BY under a
@@ -156,8 +277,14 @@ def writer(db, deadline, seed, stats):
             sql = f"UPDATE {t} SET v = v + 1 WHERE id BETWEEN {lo} AND {lo + rng.randint(0, 200)};"
         elif op < 0.6:
             sql = f"UPDATE {t} SET note = md5(random()::text) WHERE grp = {rng.randint(0, 96)} AND id < {lo};"
-        elif op < 0.8:
+        elif op < 0.7:
             sql = f"DELETE FROM {t} WHERE id BETWEEN {lo} AND {lo + rng.randint(0, 50)};"
+        elif op < 0.8:
+            # non-HOT: the (grp, id) key changes, or id itself moves
+            sql = rng.choice([
+                f"UPDATE {t} SET grp = (grp + 1) % 97 WHERE id BETWEEN {lo} AND {lo + rng.randint(0, 100)};",
+                f"UPDATE {t} SET id = id + {rng.choice([1, -3, 50000])} "
+                f"WHERE id BETWEEN {lo} AND {lo + rng.randint(0, 20)};"])
         else:
             n = rng.randint(1, 300)
             sql = (f"INSERT INTO {t} SELECT g, g % 97, g, md5(g::text) "
@@ -180,7 +307,8 @@ def maintenance(db, deadline, seed, stats):
         t = rng.choice(TABLES)
         sql = rng.choice([f"VACUUM {t};", "CHECKPOINT;",
                           f"SELECT pg_buffercache_evict_relation('{t}');",
-                          f"SELECT pg_buffercache_evict_relation('{t}');"])
+                          f"SELECT pg_buffercache_evict_relation('{t}');",
+                          f"SELECT pg_dio_evict('{t}');"])		# also from the OS cache
         r = psql(db, sql, check=False)
         if r.returncode != 0:
             with stats.lock:
@@ -222,18 +350,24 @@ def main():
     corrupt = 0
     for t in TABLES:
         r = psql(args.db, f"SELECT count(*) FROM verify_heapam('{t}');"
-                          f"SELECT bt_index_check('{t}_id', true);")
+                          f"SELECT bt_index_check('{t}_id', true);"
+                          f"SELECT bt_index_check('{t}_grp_id', true);")
         n = int(r.stdout.strip().splitlines()[0])
         if n:
             stats.failures.append(f"verify_heapam('{t}') reports {n} problems")
         corrupt += n
-    print(f"{stats.compares} comparisons, {stats.writes} writes, {stats.maint} maintenance "
+    print(f"{stats.compares} comparisons, {stats.index_compares} index comparisons "
+          f"({stats.index_prefetch} with PrefetchIndexScan/PrefetchIndexOnlyScan), "
+          f"{stats.writes} writes, {stats.maint} maintenance "
           f"commands, {len(stats.failures)} failures, {inflight} reads left in flight, "
           f"amcheck: {corrupt} problems")
     for f in stats.failures[:5]:
         print(f, file=sys.stderr)
     if stats.compares == 0:
         print("no comparison ran", file=sys.stderr)
+        return 1
+    if stats.index_prefetch == 0:
+        print("no compared index query used PrefetchIndexScan/PrefetchIndexOnlyScan", file=sys.stderr)
         return 1
     return 1 if stats.failures or inflight else 0
 
