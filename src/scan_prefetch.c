@@ -119,7 +119,6 @@ typedef struct PfCounters
 	int			dist_max;
 	uint64		waits;
 	uint64		wait_us;
-	uint64		heap_fetches;	/* index-only: TIDs checked in the heap */
 	uint64		restarts;		/* stream ended at a cap and was reset */
 } PfCounters;
 
@@ -422,6 +421,41 @@ pf_fix_indexqual(IndexOptInfo *index, IndexClause *ic, Node *clause)
 	return clause;
 }
 
+/* Strip binary-compatible relabeling off an index operand, as core does. */
+static Node *
+pf_strip_relabel(Node *node)
+{
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	return node;
+}
+
+/*
+ * A copy of an index qual with its index operands' relabeling stripped: what
+ * core's index-only scan shows as "Index Cond" and rechecks.
+ */
+static Node *
+pf_plain_indexqual(Node *clause)
+{
+	clause = copyObject(clause);
+	if (IsA(clause, OpExpr))
+		linitial(((OpExpr *) clause)->args) =
+			pf_strip_relabel(linitial(((OpExpr *) clause)->args));
+	else if (IsA(clause, RowCompareExpr))
+	{
+		ListCell   *la;
+
+		foreach(la, ((RowCompareExpr *) clause)->largs)
+			lfirst(la) = pf_strip_relabel(lfirst(la));
+	}
+	else if (IsA(clause, ScalarArrayOpExpr))
+		linitial(((ScalarArrayOpExpr *) clause)->args) =
+			pf_strip_relabel(linitial(((ScalarArrayOpExpr *) clause)->args));
+	else if (IsA(clause, NullTest))
+		((NullTest *) clause)->arg = (Expr *) pf_strip_relabel((Node *) ((NullTest *) clause)->arg);
+	return clause;
+}
+
 /*
  * custom_exprs = (index quals with index Vars, the same quals as written);
  * core replaces nestloop parameters in both afterwards and setrefs leaves
@@ -439,6 +473,7 @@ pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	CustomScan *cscan = makeNode(CustomScan);
 	List	   *fixed = NIL;
 	List	   *orig = NIL;
+	List	   *plain = NIL;
 	List	   *qpqual = NIL;
 	List	   *ppi_clauses = NIL;
 	ListCell   *lc;
@@ -454,6 +489,7 @@ pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 			RestrictInfo *ri = lfirst_node(RestrictInfo, lq);
 
 			orig = lappend(orig, ri->clause);
+			plain = lappend(plain, pf_plain_indexqual((Node *) ri->clause));
 			fixed = lappend(fixed, pf_fix_indexqual(index, ic, (Node *) ri->clause));
 		}
 	}
@@ -485,6 +521,7 @@ pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_private = list_make2_oid(index->indexoid, index_only ? 1 : 0);
 	if (!index_only)
 	{
+		/* core's index scan shows and rechecks the quals as written */
 		cscan->custom_exprs = list_make2(fixed, copyObject(orig));
 		cscan->custom_scan_tlist = NIL;
 	}
@@ -511,7 +548,7 @@ pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 																 type, typmod, coll, 0),
 											   i + 1, NULL, false));
 		}
-		cscan->custom_exprs = list_make2(copyObject(orig), copyObject(orig));
+		cscan->custom_exprs = list_make2(plain, copyObject(plain));
 		cscan->custom_scan_tlist = stl;
 	}
 	cscan->custom_relids = NULL;
@@ -984,7 +1021,7 @@ pf_next(ScanState *ss)
 			bool		found;
 
 			if (st->index_only)
-				st->c.heap_fetches++;
+				InstrCountTuples2(&st->css.ss, 1);	/* core's Heap Fetches */
 			LockBuffer(st->cur_buf, BUFFER_LOCK_SHARE);
 			found = heap_hot_search_buffer(&tid, heap, st->cur_buf, snapshot,
 										   &st->tup, &all_dead, true);
@@ -1168,9 +1205,11 @@ pf_end_scan(CustomScanState *node)
 
 /*
  * Core prints "Custom Scan (PrefetchIndexScan) on t"; put the index name where
- * core's index scans have it ("... using idx on t").  Our title is the last
- * line of es->str that starts (after indentation and "->  ") with our custom
- * name: only our own property lines follow it when this runs.
+ * core's index scans have it ("... using idx on t").  Every node printed
+ * before ours has had its details printed already, so every earlier title of
+ * ours has been completed: ours is the first line (after indentation and
+ * "->  ") that still reads "Custom Scan (PrefetchIndexScan) on ".  (Lines of
+ * our own Filter or Output, which may hold any text, come after it.)
  */
 static void
 pf_explain_title(PfScanState *st, ExplainState *es, const char *idxname)
@@ -1178,26 +1217,24 @@ pf_explain_title(PfScanState *st, ExplainState *es, const char *idxname)
 	StringInfo	s = es->str;
 	char		prefix[64];
 	int			plen;
-	int			ls = s->len;
+	int			ls = 0;
 
-	snprintf(prefix, sizeof(prefix), "Custom Scan (%s)",
+	snprintf(prefix, sizeof(prefix), "Custom Scan (%s) on ",
 			 st->index_only ? PF_ONLY_NAME : PF_SCAN_NAME);
 	plen = strlen(prefix);
 
-	while (ls > 0)
+	while (ls < s->len)
 	{
-		int			p = ls - 1;
+		int			p = ls;
+		char	   *nl;
 
-		while (p > 0 && s->data[p - 1] != '\n')
-			p--;
-		ls = p;
-		while (s->data[p] == ' ')
+		while (p < s->len && s->data[p] == ' ')
 			p++;
 		if (strncmp(s->data + p, "->  ", 4) == 0)
 			p += 4;
 		if (strncmp(s->data + p, prefix, plen) == 0)
 		{
-			int			at = p + plen;
+			int			at = p + plen - strlen(" on ");
 			char	   *rest = pstrdup(s->data + at);
 
 			s->len = at;
@@ -1207,6 +1244,10 @@ pf_explain_title(PfScanState *st, ExplainState *es, const char *idxname)
 			pfree(rest);
 			return;
 		}
+		nl = memchr(s->data + ls, '\n', s->len - ls);
+		if (nl == NULL)
+			break;
+		ls = nl - s->data + 1;
 	}
 }
 
@@ -1243,8 +1284,8 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (!es->analyze)
 		return;
 
-	if (st->index_only)
-		ExplainPropertyUInteger("Heap Fetches", NULL, c->heap_fetches, es);
+	if (st->index_only && instr != NULL)
+		ExplainPropertyFloat("Heap Fetches", NULL, instr->ntuples2, 0, es);
 	ExplainPropertyUInteger("Index Searches", NULL, st->instr.nsearches, es);
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
