@@ -729,6 +729,9 @@ SELECT p.node, c.node, p.loops = c.loops AS same_loops, c.heap_fetches > 0 AS co
        c.index_searches AS core_index_searches, p.index_searches = c.index_searches AS same_index_searches
   FROM pf_inner_counts('SELECT sum(v.id), count(*) FROM pf_vm o JOIN pf_vm v ON v.id = o.id + 1 WHERE o.k = 2', true) p,
        pf_inner_counts('SELECT sum(v.id), count(*) FROM pf_vm o JOIN pf_vm v ON v.id = o.id + 1 WHERE o.k = 2', false) c;
+-- and the heap blocks our scan requested in the workers
+SELECT blocks_requested > 0 AS workers_blocks_counted
+  FROM pf_stats('SELECT sum(p.k), count(*) FROM pf_vm v JOIN pf p ON p.id = v.id WHERE v.k = 1');
 DROP FUNCTION pf_inner_counts;
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
