@@ -470,6 +470,14 @@ FETCH 4 FROM c2;
 MOVE 100 IN c2;
 FETCH 1 FROM c2;
 COMMIT;
+-- a cursor declared neither SCROLL nor NO SCROLL may scroll only if its plan
+-- can scan backward (documented as plan-dependent): core's index scan can,
+-- ours cannot, so it is a NO SCROLL cursor
+BEGIN;
+DECLARE c4 CURSOR FOR SELECT id, k, t FROM pf WHERE id BETWEEN 100 AND 200;
+FETCH 2 FROM c4;
+FETCH BACKWARD 1 FROM c4;
+ROLLBACK;
 BEGIN;
 DECLARE c3 CURSOR WITH HOLD FOR SELECT id, k FROM pf WHERE id BETWEEN 20000 AND 20020;
 FETCH 1 FROM c3;
