@@ -1022,6 +1022,11 @@ pf_next(ScanState *ss)
 
 			if (st->index_only)
 				InstrCountTuples2(&st->css.ss, 1);	/* core's Heap Fetches */
+			/* heap_hot_search_buffer looks at the offset only: check the block */
+			if (unlikely(!BufferIsValid(st->cur_buf) ||
+						 BufferGetBlockNumber(st->cur_buf) != ItemPointerGetBlockNumber(&tid)))
+				elog(ERROR, "pg_dio: index prefetch consumer out of step at block %u",
+					 ItemPointerGetBlockNumber(&tid));
 			LockBuffer(st->cur_buf, BUFFER_LOCK_SHARE);
 			found = heap_hot_search_buffer(&tid, heap, st->cur_buf, snapshot,
 										   &st->tup, &all_dead, true);
