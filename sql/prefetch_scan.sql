@@ -536,11 +536,32 @@ SELECT dio_plan('SELECT a.x, b.k FROM pf_parted2 a JOIN pf_parted b ON b.id = a.
 SELECT pf_compare('SELECT a.x, b.k, b.t FROM pf_parted2 a JOIN pf_parted b ON b.id = a.id WHERE a.x % 10 = 0');
 SELECT pf_counts('SELECT a.x, b.k, b.t FROM pf_parted2 a JOIN pf_parted b ON b.id = a.id WHERE a.x % 10 = 0');
 SELECT pf_compare('SELECT a.x, b.id FROM pf_parted2 a LEFT JOIN pf_parted b ON b.id BETWEEN a.id AND a.id + 1 WHERE a.x < 3000');
+-- a partition whose columns are in another order (and one dropped): the
+-- index columns' numbers differ from the parent's
+CREATE TABLE pf_pp (a int, b int, c text) PARTITION BY RANGE (a);
+CREATE TABLE pf_pp1 PARTITION OF pf_pp FOR VALUES FROM (0) TO (1000);
+CREATE TABLE pf_pp2 (junk int, c text, b int, a int);
+ALTER TABLE pf_pp2 DROP COLUMN junk;
+ALTER TABLE pf_pp ATTACH PARTITION pf_pp2 FOR VALUES FROM (1000) TO (3000);
+INSERT INTO pf_pp SELECT g, g % 7, 'c' || g FROM generate_series(0, 2999) g;
+CREATE INDEX ON pf_pp (b, a);
+VACUUM ANALYZE pf_pp1, pf_pp2;
+CREATE TABLE pf_qq (a int, b int) PARTITION BY RANGE (a);
+CREATE TABLE pf_qq1 PARTITION OF pf_qq FOR VALUES FROM (0) TO (1000);
+CREATE TABLE pf_qq2 PARTITION OF pf_qq FOR VALUES FROM (1000) TO (3000);
+INSERT INTO pf_qq SELECT g, g % 7 FROM generate_series(0, 2999, 3) g;
+ANALYZE pf_qq;
+SELECT dio_plan('SELECT q.a, p.a, p.b FROM pf_qq q JOIN pf_pp p ON p.a = q.a AND p.b = q.b');
+SELECT pf_compare('SELECT q.a, p.a, p.b FROM pf_qq q JOIN pf_pp p ON p.a = q.a AND p.b = q.b', false);
+SELECT pf_compare('SELECT q.a, p.a, p.c FROM pf_qq q JOIN pf_pp p ON p.a = q.a AND p.b = q.b', false);
+SELECT pf_compare('SELECT q.a, p.a FROM pf_qq q LEFT JOIN pf_pp p ON p.a = q.a AND p.b = q.b + 1', false);
 RESET enable_partitionwise_join;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_memoize;
 SET enable_seqscan = off;
+SELECT pf_compare('SELECT a, b FROM pf_pp WHERE b = 3 AND a > 500 ORDER BY b, a');
+SELECT pf_compare('SELECT a, b, c FROM pf_pp WHERE b IN (1, 2) AND a < 1500', false);
 -- inheritance: the parent's own rows too
 CREATE TABLE pf_inh (id int, k int) WITH (autovacuum_enabled = off);
 CREATE TABLE pf_inh_child () INHERITS (pf_inh) WITH (autovacuum_enabled = off);
@@ -800,7 +821,7 @@ SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
 SELECT actual_rows, blocks_requested = pg_relation_size('pf_narrow') / 8192 AS every_block_once
   FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
 
-DROP TABLE pf, pf_geo, pf_words, pf_inc, pf_ex, pf_vm, pf_outer, pf_parted, pf_parted2, pf_inh,
+DROP TABLE pf, pf_geo, pf_words, pf_inc, pf_ex, pf_vm, pf_outer, pf_parted, pf_parted2, pf_pp, pf_qq, pf_inh,
     pf_big, pf_narrow CASCADE;
 DROP FUNCTION pf_plan, pf_rows, pf_compare, pf_stats, pf_counts, pf_compare_dml,
     pf_explain_json, pf_explain_masked, pf_sireadlocks;
