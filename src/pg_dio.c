@@ -19,6 +19,8 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "utils/guc.h"
 
 #include "pg_dio.h"
@@ -50,6 +52,7 @@ dio_shmem_request(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 	dio_stats_shmem_request();
+	RequestAddinShmemSpace(dio_prefetch_shmem_size());
 }
 
 static void
@@ -58,6 +61,9 @@ dio_shmem_startup(void)
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 	dio_stats_shmem_startup();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	dio_prefetch_shmem_startup();
+	LWLockRelease(AddinShmemInitLock);
 }
 
 static bool

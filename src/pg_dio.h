@@ -42,11 +42,14 @@ extern PGDLLIMPORT bool pg_dio_enable_direct_scan;
 extern PGDLLIMPORT int pg_dio_direct_scan_threshold;
 extern PGDLLIMPORT bool pg_dio_os_cache_check;
 extern PGDLLIMPORT bool pg_dio_enable_index_prefetch;
+extern PGDLLIMPORT bool pg_dio_index_prefetch_advice;
 
 /* ---------- DirectSeqScan (scan_direct.c) ---------- */
 
 extern void dio_scan_init(void);
 extern void dio_prefetch_init(void);
+extern Size dio_prefetch_shmem_size(void);
+extern void dio_prefetch_shmem_startup(void);
 
 #define DIO_MAX_QUEUE_DEPTH		128
 #define DIO_MIN_IO_SIZE_KB		(BLCKSZ / 1024)

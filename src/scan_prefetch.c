@@ -73,8 +73,13 @@
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
 #include "portability/instr_time.h"
+#include "access/parallel.h"
+#include "storage/aio.h"
 #include "storage/bufmgr.h"
+#include "storage/ipc.h"
 #include "storage/predicate.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
 #include "storage/read_stream.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -116,11 +121,33 @@ typedef struct PfCounters
 	uint64		blocks;			/* heap blocks requested from the stream */
 	uint64		blocks_read;	/* of those, read from storage */
 	uint64		dist_sum;		/* look-ahead (blocks) summed at each block */
-	int			dist_max;
 	uint64		waits;
 	uint64		wait_us;
 	uint64		restarts;		/* stream ended at a cap and was reset */
+	uint64		nsearches;		/* parallel workers' index searches */
+	uint64		dist_max;		/* keep last: maximum, not a sum */
 } PfCounters;
+
+#define PF_NCOUNTERS	(sizeof(PfCounters) / sizeof(uint64))
+
+/*
+ * EXPLAIN ANALYZE of a plan whose PrefetchIndexScan runs in parallel workers:
+ * core gives DSM only to parallel-aware nodes, so workers add their counters
+ * to an entry of their leader's row in shared memory (keyed by plan node id),
+ * which the leader claims when it starts the node and reads when EXPLAIN
+ * prints it (workers have ended by then).  Only one parallel query runs in a
+ * leader at a time.  Entries are claimed and released by the leader only;
+ * workers add with atomics.
+ */
+#define PF_PAR_ENTRIES	8
+
+typedef struct PfParEntry
+{
+	pg_atomic_uint32 node;		/* plan_node_id + 1; 0 = free */
+	pg_atomic_uint64 v[PF_NCOUNTERS];
+} PfParEntry;
+
+static PfParEntry *pf_par = NULL;	/* [MaxBackends + aux][PF_PAR_ENTRIES] */
 
 typedef struct PfScanState
 {
@@ -172,12 +199,14 @@ typedef struct PfScanState
 	/* heap side */
 	bool		started;
 	bool		prefetch;		/* MVCC snapshot: read ahead */
+	bool		advice;			/* also posix_fadvise each block handed out */
 	ReadStream *stream;
 	Buffer		cur_buf;		/* buffer of the consumer's current group */
 	Buffer		pending_buf;	/* buffer fetched for the next group start */
 	HeapTupleData tup;
 
 	/* instrumentation */
+	PfParEntry *par;			/* leader: where workers add their counters */
 	bool		timing;
 	uint64		cb_us;			/* time spent in the callback's index reads */
 	uint64		cb_reads;		/* blocks read by the callback (index, VM) */
@@ -185,6 +214,7 @@ typedef struct PfScanState
 } PfScanState;
 
 bool		pg_dio_enable_index_prefetch = true;
+bool		pg_dio_index_prefetch_advice = true;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 
@@ -706,6 +736,15 @@ pf_stream_next_block(ReadStream *stream, void *private, void *per_buffer_data)
 		e->flags |= PF_GROUP_START;
 		st->last_blk = blk;
 		st->groups_ahead++;
+		/*
+		 * With io_method=worker each read is a round trip to an I/O worker;
+		 * telling the kernel right away (posix_fadvise through core's
+		 * PrefetchBuffer, which skips blocks in shared buffers) lets it read
+		 * while the workers are busy.  Only once the stream looks ahead,
+		 * which it does only after it had to wait for I/O.
+		 */
+		if (st->advice && st->groups_ahead > 1)
+			(void) PrefetchBuffer(st->scan->heapRelation, MAIN_FORKNUM, blk);
 		result = blk;
 		break;
 	}
@@ -829,7 +868,7 @@ pf_next_entry(PfScanState *st)
 				ReleaseBuffer(st->cur_buf);
 			st->c.blocks++;
 			st->c.dist_sum += st->groups_ahead;
-			if (st->groups_ahead > st->c.dist_max)
+			if ((uint64) st->groups_ahead > st->c.dist_max)
 				st->c.dist_max = st->groups_ahead;
 			if (BufferIsValid(st->pending_buf))
 			{
@@ -970,6 +1009,7 @@ pf_start(PfScanState *st)
 												MAIN_FORKNUM,
 												pf_stream_next_block, st, 0);
 	st->timing = ss->ps.instrument != NULL && ss->ps.instrument->need_timer;
+	st->advice = pg_dio_index_prefetch_advice && io_method == IOMETHOD_WORKER;
 	st->started = true;
 }
 
@@ -1076,6 +1116,132 @@ pf_recheck(ScanState *ss, TupleTableSlot *slot)
 }
 
 /* ======================================================================
+ * Parallel workers' counters
+ * ====================================================================== */
+
+static int
+pf_par_rows(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS;
+}
+
+Size
+dio_prefetch_shmem_size(void)
+{
+	return mul_size(mul_size(pf_par_rows(), PF_PAR_ENTRIES), sizeof(PfParEntry));
+}
+
+/* Called from the shmem_startup_hook, under AddinShmemInitLock. */
+void
+dio_prefetch_shmem_startup(void)
+{
+	bool		found;
+
+	pf_par = ShmemInitStruct("pg_dio prefetch parallel counters",
+							 dio_prefetch_shmem_size(), &found);
+	if (!found)
+	{
+		for (int i = 0; i < pf_par_rows() * PF_PAR_ENTRIES; i++)
+		{
+			pg_atomic_init_u32(&pf_par[i].node, 0);
+			for (int j = 0; j < (int) PF_NCOUNTERS; j++)
+				pg_atomic_init_u64(&pf_par[i].v[j], 0);
+		}
+	}
+}
+
+/* Leader, EXPLAIN ANALYZE: claim (or reclaim) the entry of this plan node. */
+static void
+pf_par_claim(PfScanState *st)
+{
+	PfParEntry *row;
+	uint32		key = (uint32) st->css.ss.ps.plan->plan_node_id + 1;
+
+	if (pf_par == NULL || IsParallelWorker() || MyProcNumber < 0 ||
+		MyProcNumber >= pf_par_rows())
+		return;
+	row = &pf_par[MyProcNumber * PF_PAR_ENTRIES];
+	for (int pass = 0; pass < 2 && st->par == NULL; pass++)
+	{
+		for (int i = 0; i < PF_PAR_ENTRIES; i++)
+		{
+			uint32		expected = pass == 0 ? key : 0;
+
+			if (pg_atomic_compare_exchange_u32(&row[i].node, &expected, key))
+			{
+				st->par = &row[i];
+				break;
+			}
+		}
+	}
+	if (st->par != NULL)
+		for (int j = 0; j < (int) PF_NCOUNTERS; j++)
+			pg_atomic_write_u64(&st->par->v[j], 0);
+}
+
+static void
+pf_par_release(PfScanState *st)
+{
+	if (st->par != NULL)
+		pg_atomic_write_u32(&st->par->node, 0);
+	st->par = NULL;
+}
+
+/* Worker, at the end of the node: add our counters to the leader's entry. */
+static void
+pf_par_publish(PfScanState *st)
+{
+	PGPROC	   *leader = MyProc ? MyProc->lockGroupLeader : NULL;
+	uint32		key = (uint32) st->css.ss.ps.plan->plan_node_id + 1;
+	PfCounters	c = st->c;
+	uint64	   *v = (uint64 *) &c;
+	int			procno;
+
+	if (pf_par == NULL || !IsParallelWorker() || leader == NULL || leader == MyProc)
+		return;
+	procno = GetNumberFromPGProc(leader);
+	if (procno < 0 || procno >= pf_par_rows())
+		return;
+	c.nsearches = st->instr.nsearches;
+	for (int i = 0; i < PF_PAR_ENTRIES; i++)
+	{
+		PfParEntry *e = &pf_par[procno * PF_PAR_ENTRIES + i];
+
+		if (pg_atomic_read_u32(&e->node) != key)
+			continue;
+		for (int j = 0; j < (int) PF_NCOUNTERS - 1; j++)
+			pg_atomic_fetch_add_u64(&e->v[j], v[j]);
+		for (;;)
+		{
+			uint64		old = pg_atomic_read_u64(&e->v[PF_NCOUNTERS - 1]);
+
+			if (old >= c.dist_max ||
+				pg_atomic_compare_exchange_u64(&e->v[PF_NCOUNTERS - 1], &old, c.dist_max))
+				break;
+		}
+		return;
+	}
+}
+
+/* The leader's counters plus what its workers added. */
+static PfCounters
+pf_total_counters(PfScanState *st)
+{
+	PfCounters	c = st->c;
+	uint64	   *v = (uint64 *) &c;
+
+	c.nsearches = st->instr.nsearches;
+	if (st->par != NULL)
+	{
+		for (int j = 0; j < (int) PF_NCOUNTERS - 1; j++)
+			v[j] += pg_atomic_read_u64(&st->par->v[j]);
+		v[PF_NCOUNTERS - 1] = Max(v[PF_NCOUNTERS - 1],
+								  pg_atomic_read_u64(&st->par->v[PF_NCOUNTERS - 1]));
+	}
+	return c;
+}
+
+/* ======================================================================
  * Executor: node callbacks
  * ====================================================================== */
 
@@ -1113,6 +1279,8 @@ pf_begin_scan(CustomScanState *node, EState *estate, int eflags)
 
 	lockmode = exec_rt_fetch(cscan->scan.scanrelid, estate)->rellockmode;
 	st->index = index_open(st->indexoid, lockmode);
+	if (estate->es_instrument)
+		pf_par_claim(st);
 
 	ExecIndexBuildScanKeys(&node->ss.ps, st->index,
 						   (List *) linitial(cscan->custom_exprs), false,
@@ -1190,6 +1358,9 @@ pf_end_scan(CustomScanState *node)
 
 	if (st->index == NULL)
 		return;
+	if (node->ss.ps.state->es_instrument)
+		pf_par_publish(st);
+	pf_par_release(st);
 	if (st->stream)
 	{
 		read_stream_end(st->stream);
@@ -1263,7 +1434,8 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	Plan	   *plan = node->ss.ps.plan;
 	char	   *idxname = get_rel_name(st->indexoid);
 	Instrumentation *instr = node->ss.ps.instrument;
-	PfCounters *c = &st->c;
+	PfCounters	total = pf_total_counters(st);
+	PfCounters *c = &total;
 
 	if (idxname == NULL)
 		idxname = psprintf("%u", st->indexoid);
@@ -1291,12 +1463,12 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 
 	if (st->index_only && instr != NULL)
 		ExplainPropertyFloat("Heap Fetches", NULL, instr->ntuples2, 0, es);
-	ExplainPropertyUInteger("Index Searches", NULL, st->instr.nsearches, es);
+	ExplainPropertyUInteger("Index Searches", NULL, c->nsearches, es);
 
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
 		ExplainIndentText(es);
-		appendStringInfo(es->str, "Prefetch: avg=%.1f max=%d",
+		appendStringInfo(es->str, "Prefetch: avg=%.1f max=" UINT64_FORMAT,
 						 c->blocks ? (double) c->dist_sum / c->blocks : 0.0,
 						 c->dist_max);
 		if (c->restarts > 0)
@@ -1314,7 +1486,7 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		ExplainPropertyFloat("Prefetch Average", NULL,
 							 c->blocks ? (double) c->dist_sum / c->blocks : 0.0, 1, es);
-		ExplainPropertyInteger("Prefetch Max", NULL, c->dist_max, es);
+		ExplainPropertyUInteger("Prefetch Max", NULL, c->dist_max, es);
 		ExplainPropertyUInteger("Prefetch Restarts", NULL, c->restarts, es);
 		ExplainPropertyUInteger("Heap Blocks Requested", NULL, c->blocks, es);
 		ExplainPropertyUInteger("Heap Blocks Read", NULL, c->blocks_read, es);
@@ -1342,6 +1514,13 @@ dio_prefetch_init(void)
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("pg_dio.index_prefetch_advice",
+							 "With io_method=worker, PrefetchIndexScan also tells the kernel (posix_fadvise) about each heap block it hands to the read stream.",
+							 NULL,
+							 &pg_dio_index_prefetch_advice,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
 	RegisterCustomScanMethods(&pf_scan_methods);
 	RegisterCustomScanMethods(&pf_only_methods);
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
