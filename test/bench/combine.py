@@ -57,7 +57,9 @@ def run(session):
     sets = "".join(f"SET {k} = '{v}';\n" for k, v in session.items())
     r0 = io_totals()
     h0 = psql("SELECT reads_completed FROM pg_dio_cluster_stats()")
-    out = psql_script(sets + "SET max_parallel_workers_per_gather = 0;\n\\timing on\n"
+    out = psql_script(sets + "SET max_parallel_workers_per_gather = 0;\n"
+                      "SET enable_indexonlyscan = off; SET enable_indexscan = off; "
+                      "SET enable_bitmapscan = off;\n\\timing on\n"
                       "SELECT count(*) FROM pgbench_accounts;")
     secs = [float(x.split()[1]) for x in out if x.startswith("Time:")][-1] / 1000.0
     r1 = io_totals()
@@ -90,8 +92,8 @@ def main(out_dir, mode):
             print(f"  {name}: {x['seconds']:.2f} s, {x['gib_s']:.2f} GiB/s, {x['reads']} reads "
                   f"of {x['avg_read_kb']:.0f} kB on average", flush=True)
     hist = psql_script("SELECT lower_bound || '-' || upper_bound || ' ' || sum(count) "
-                       "FROM pg_stat_aio_histogram WHERE kind = 'size' GROUP BY 1, lower_bound "
-                       "HAVING sum(count) > 0 ORDER BY lower_bound")
+                       "FROM pg_stat_aio_histogram WHERE kind = 'size' "
+                       "GROUP BY lower_bound, upper_bound HAVING sum(count) > 0 ORDER BY lower_bound")
     res["pg_dio_size_histogram"] = hist
     with open(os.path.join(out_dir, "combine.json"), "w") as f:
         json.dump(res, f, indent=2)

@@ -19,15 +19,18 @@ command -v fio >/dev/null || die "fio is missing: run test/setup.sh (or apt-get 
 eval "$("$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER" "shared_buffers = '256MB'")"
 export PG_DIO_DATA="$WORK/.tmp/clusters/$CLUSTER/data"
 
-# PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,indexscan
-ONLY=",${PG_DIO_BENCH_ONLY:-engine,seqscan,indexscan},"
+# PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,indexscan
+ONLY=",${PG_DIO_BENCH_ONLY:-engine,seqscan,combine,indexscan},"
 [[ $ONLY == *,engine,* ]] &&
 	python3 "$PG_DIO_ROOT/test/bench/engine_vs_fio.py" --mode "$MODE" --out "$OUT"
 [[ $ONLY == *,seqscan,* ]] &&
 	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/seqscan.py" "$OUT"
+[[ $ONLY == *,combine,* ]] &&
+	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/combine.py" "$OUT"
 [[ $ONLY == *,indexscan,* ]] &&
 	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/indexscan.py" "$OUT"
-cat "$OUT"/report.md "$OUT"/seqscan.md "$OUT"/indexscan.md > "$OUT/README.md" 2>/dev/null || true
+cat "$OUT"/report.md "$OUT"/seqscan.md "$OUT"/combine.md "$OUT"/indexscan.md \
+	> "$OUT/README.md" 2>/dev/null || true
 
 # plots: matplotlib from PyPI in the project venv
 VENV="$WORK/.venv"
