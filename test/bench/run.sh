@@ -21,14 +21,19 @@ export PG_DIO_DATA="$WORK/.tmp/clusters/$CLUSTER/data"
 
 # PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,indexscan
 ONLY=",${PG_DIO_BENCH_ONLY:-engine,seqscan,combine,indexscan},"
-[[ $ONLY == *,engine,* ]] &&
+# (if-blocks, not "&&" lists: under set -e a failing experiment must stop the run)
+if [[ $ONLY == *,engine,* ]]; then
 	python3 "$PG_DIO_ROOT/test/bench/engine_vs_fio.py" --mode "$MODE" --out "$OUT"
-[[ $ONLY == *,seqscan,* ]] &&
+fi
+if [[ $ONLY == *,seqscan,* ]]; then
 	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/seqscan.py" "$OUT"
-[[ $ONLY == *,combine,* ]] &&
+fi
+if [[ $ONLY == *,combine,* ]]; then
 	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/combine.py" "$OUT"
-[[ $ONLY == *,indexscan,* ]] &&
+fi
+if [[ $ONLY == *,indexscan,* ]]; then
 	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/indexscan.py" "$OUT"
+fi
 cat "$OUT"/report.md "$OUT"/seqscan.md "$OUT"/combine.md "$OUT"/indexscan.md \
 	> "$OUT/README.md" 2>/dev/null || true
 
