@@ -272,8 +272,8 @@ static const CustomExecMethods pf_only_exec_methods = {
 /*
  * Can this index path be replaced?  Forward, ordered or not, through
  * amgettuple, not parallel-aware, no ORDER BY operators (KNN); index-only
- * scans only on indexes without expression columns (we fill a heap-shaped
- * slot from the index tuple).
+ * scans only on indexes of plain, distinct columns (the scan tuple is made of
+ * the index's columns, found by setrefs through custom_scan_tlist).
  */
 static bool
 pf_path_qualifies(IndexPath *ipath)

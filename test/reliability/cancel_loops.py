@@ -58,13 +58,12 @@ Usage: cancel_loops.py [--count N] [--kinds timeout,cancel,terminate,index] [--d
 """
 import argparse
 import os
-import subprocess
 import sys
 import time
 
 sys.dont_write_bytecode = True     # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgsession import (Session, SessionGone, is_error, fd_counts, server_log_path,  # noqa: E402
+from pgsession import (Session, psql_once, SessionGone, is_error, fd_counts, server_log_path,  # noqa: E402
                        log_size, log_crashes)
 
 TABLE = "cancel_t"
@@ -113,14 +112,6 @@ def process_alive(pid):
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (FileNotFoundError, ProcessLookupError):
         return False
-
-
-def psql_once(db, sql):
-    r = subprocess.run(["psql", "-X", "-At", "-q", "-v", "ON_ERROR_STOP=1", "-d", db],
-                       input=sql, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"psql failed: {r.stderr.strip()}\n--- SQL:\n{sql}")
-    return r.stdout.strip().splitlines()
 
 
 def setup(db):

@@ -68,13 +68,12 @@ Usage: leaks.py [--runs N] [--db NAME] [--sample-every N] [--self-test] [--verbo
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 
 sys.dont_write_bytecode = True     # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgsession import Session, is_error, fd_counts, fd_table, is_core_relfile, server_log_path, log_size, log_crashes  # noqa: E402
+from pgsession import Session, psql_once, is_error, fd_counts, fd_table, is_core_relfile, server_log_path, log_size, log_crashes  # noqa: E402
 
 MODES = ("pg_dio_read", "seqscan", "parallel", "indexscan")
 FAULTS = ("none", "eio", "short_read", "ring_setup", "odirect_einval", "delay", "corrupt")
@@ -110,14 +109,6 @@ QUERIES = {
 }
 PLAN_NODE = {"seqscan": "DirectSeqScan", "parallel": "DirectSeqScan",
              "indexscan": "PrefetchIndexScan"}
-
-
-def psql_once(db, sql):
-    r = subprocess.run(["psql", "-X", "-At", "-q", "-v", "ON_ERROR_STOP=1", "-d", db],
-                       input=sql, capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"psql failed: {r.stderr.strip()}\n--- SQL:\n{sql}")
-    return r.stdout.strip().splitlines()
 
 
 def setup(db):

@@ -91,6 +91,15 @@ class Session:
             self.proc.wait()
 
 
+def psql_once(db, sql):
+    """Run a script in a new psql; its output lines (raises on any error)."""
+    r = subprocess.run(["psql", "-X", "-At", "-q", "-v", "ON_ERROR_STOP=1", "-d", db],
+                       input=sql, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"psql failed: {r.stderr.strip()}\n--- SQL:\n{sql}")
+    return r.stdout.strip().splitlines()
+
+
 def is_error(line):
     """An error line of psql (with or without its "psql:<stdin>:N: " prefix)."""
     if line.startswith("psql:"):
