@@ -60,6 +60,24 @@ banner "DirectSeqScan after pg_prewarm (what fits in shared buffers is read from
 run -q -c "CREATE EXTENSION pg_prewarm" -c "SELECT pg_prewarm('pgbench_accounts')" >/dev/null
 run -q -c "$NOSEQ" -c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT sum(abalance) FROM pgbench_accounts"
 
+banner "index scans: a random-order index on pgbench_accounts (prefetch needs heap reads in index order)"
+run -q -c "ALTER TABLE pgbench_accounts ADD COLUMN r int" \
+	-c "UPDATE pgbench_accounts SET r = hashint4(aid) & 1048575" \
+	-c "CREATE INDEX pgbench_accounts_r ON pgbench_accounts (r)" -c "VACUUM (ANALYZE) pgbench_accounts"
+IDX="SET max_parallel_workers_per_gather = 0; SET enable_bitmapscan = off; SET enable_seqscan = off;"
+evict_idx() {
+	run -q -c "SELECT * FROM pg_dio_evict('pgbench_accounts')" -c "SELECT * FROM pg_dio_evict('pgbench_accounts_r')" >/dev/null
+}
+
+banner "EXPLAIN (ANALYZE, BUFFERS): PrefetchIndexScan, cold (heap blocks prefetched through a core read stream)"
+evict_idx
+run -q -c "$IDX" -c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT sum(abalance) FROM pgbench_accounts WHERE r BETWEEN 100000 AND 110000"
+
+banner "EXPLAIN (ANALYZE, BUFFERS): core's Index Scan of the same range, cold"
+evict_idx
+run -q -c "$IDX SET pg_dio.enable_index_prefetch = off;" \
+	-c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT sum(abalance) FROM pgbench_accounts WHERE r BETWEEN 100000 AND 110000"
+
 banner "pg_stat_aios: reads in flight, seen from another session (held by the test-only delay fault), then cancelled"
 psql -X -q -c "SET pg_dio.inject_fault = 'delay'" -c "SET pg_dio.inject_delay = '5s'" \
 	-c "SELECT blocks FROM pg_dio_read('pgbench_accounts')" >/dev/null 2>&1 &
