@@ -108,7 +108,11 @@ BEGIN
            sum((n->>'Heap Fetches')::bigint), sum((n->>'Index Searches')::bigint),
            sum((n->>'Rows Removed by Index Recheck')::numeric * (n->>'Actual Loops')::bigint),
            sum((n->>'Rows Removed by Filter')::numeric * (n->>'Actual Loops')::bigint),
-           sum((n->>'Heap Blocks Requested')::bigint), sum((n->>'Heap Blocks Read')::bigint),
+           -- heap blocks taken: from the stream, or read by the scan itself
+           -- because the OS page cache had them (pg_dio.os_cache_check)
+           sum((n->>'Heap Blocks Requested')::bigint +
+               coalesce((n->>'Heap Blocks OS-Cached')::bigint, 0)),
+           sum((n->>'Heap Blocks Read')::bigint),
            max((n->>'Prefetch Max')::int), sum((n->>'Prefetch Restarts')::bigint),
            sum((n->>'Index TIDs')::bigint)
       INTO nodes, loops, actual_rows, heap_fetches, index_searches, recheck_removed,

@@ -1003,6 +1003,17 @@ struct dio_cachestat
 
 static bool dio_have_cachestat = true;
 
+/* Can we ask the kernel cheaply (cachestat(2)) what is in the page cache? */
+bool
+dio_cachestat_available(void)
+{
+#ifdef __NR_cachestat
+	return dio_have_cachestat;
+#else
+	return false;
+#endif
+}
+
 /* Bytes of [off, off + len) of fd in the OS page cache, or -1 if unknown. */
 int64
 dio_os_cached_bytes(int fd, off_t off, size_t len)

@@ -107,6 +107,7 @@
 #define PF_RECHECK			0x04	/* the index said: recheck the quals */
 #define PF_HEAP_FORMAT		0x08	/* copy is a HeapTuple (xs_hitup) */
 #define PF_IN_SCAN			0x10	/* no copy: the data is the index scan's */
+#define PF_SYNC				0x20	/* group start read by the consumer itself */
 
 typedef struct PfEntry
 {
@@ -125,6 +126,7 @@ typedef struct PfCounters
 	uint64		wait_us;
 	uint64		restarts;		/* stream ended at a cap and was reset */
 	uint64		nsearches;		/* parallel workers' index searches */
+	uint64		sync_blocks;	/* OS-cached blocks read by the consumer */
 	uint64		dist_max;		/* keep last: maximum, not a sum */
 } PfCounters;
 
@@ -200,6 +202,13 @@ typedef struct PfScanState
 	bool		started;
 	bool		prefetch;		/* MVCC snapshot: read ahead */
 	bool		advice;			/* also posix_fadvise each block handed out */
+	DioStream  *oscheck;		/* pg_dio stream, for its fds: cachestat */
+	bool		oscheck_off;	/* not available (or not wanted) */
+	int			os_skip;		/* blocks to pass before the next check */
+	int			os_checked;		/* checks in the current window of 32 */
+	int			os_found;		/* ... that found the block cached */
+	bool		os_sparse;		/* few found lately: check every 16th */
+	bool		os_dense;		/* nearly all found: check every 8th */
 	ReadStream *stream;
 	Buffer		cur_buf;		/* buffer of the consumer's current group */
 	Buffer		pending_buf;	/* buffer fetched for the next group start */
@@ -690,6 +699,64 @@ pf_fetch(PfScanState *st)
 }
 
 /*
+ * Is the heap block in the OS page cache?  Asked with cachestat(2) on the
+ * segment through a pg_dio stream's fds (opened lazily, closed at the end of
+ * the scan, cleaned up by the resource owner on error).  False whenever it
+ * cannot be known cheaply: no cachestat, temporary relation, pg_dio not
+ * preloaded, no stream slot, pg_dio.os_cache_check off.
+ */
+static bool
+pf_block_os_cached(PfScanState *st, BlockNumber blk)
+{
+	Relation	heap = st->scan->heapRelation;
+	int			n;
+
+	if (st->oscheck_off)
+		return false;
+	if (st->oscheck == NULL)
+	{
+		if (!pg_dio_os_cache_check || !dio_stats_available() ||
+			!dio_cachestat_available() || RelationUsesLocalBuffers(heap) ||
+			!dio_stream_slot_free())
+		{
+			st->oscheck_off = true;
+			return false;
+		}
+		st->oscheck = dio_stream_begin(heap, MAIN_FORKNUM);
+	}
+	/*
+	 * A cold scan finds little: then ask for every 16th block only (and send
+	 * the others to the stream).  A scan of an OS-cached table finds nearly
+	 * everything: then ask for every 8th only and take the others as cached
+	 * (one that is not is read synchronously, as core's index scan reads
+	 * every block).  Judged over windows of 32 checks.
+	 */
+	if (st->os_skip > 0)
+	{
+		st->os_skip--;
+		return st->os_dense;
+	}
+	n = dio_stream_os_cached(st->oscheck, blk, 1);
+	if (n < 0 || !dio_cachestat_available())
+	{
+		st->oscheck_off = true;
+		return false;
+	}
+	st->os_found += (n > 0);
+	if (++st->os_checked == 32)
+	{
+		st->os_sparse = st->os_found * 4 < st->os_checked;
+		st->os_dense = st->os_found * 8 >= st->os_checked * 7;
+		st->os_checked = st->os_found = 0;
+	}
+	if (st->os_sparse && n == 0)
+		st->os_skip = 15;
+	else if (st->os_dense && n > 0)
+		st->os_skip = 7;
+	return n > 0;
+}
+
+/*
  * The read stream's callback: queue TIDs until one needs a heap block other
  * than the last one handed out, and return that block.  Ends the stream at
  * the end of the index, at the cap on TIDs needing no block (index-only), at
@@ -733,6 +800,20 @@ pf_stream_next_block(ReadStream *stream, void *private, void *per_buffer_data)
 		blk = ItemPointerGetBlockNumber(&e->tid);
 		if (blk == st->last_blk)
 			continue;			/* same block as the group before it */
+
+		/*
+		 * Once the stream looks ahead (it had to wait for I/O), a block that
+		 * is in the OS page cache is read by the consumer itself, as core's
+		 * index scan reads it: a round trip to an I/O worker would cost more
+		 * than the copy from the page cache.
+		 */
+		if (st->groups_ahead > 1 && pf_block_os_cached(st, blk))
+		{
+			e->flags |= PF_GROUP_START | PF_SYNC;
+			st->last_blk = blk;
+			run++;
+			continue;
+		}
 		e->flags |= PF_GROUP_START;
 		st->last_blk = blk;
 		st->groups_ahead++;
@@ -866,6 +947,16 @@ pf_next_entry(PfScanState *st)
 
 			if (BufferIsValid(st->cur_buf))
 				ReleaseBuffer(st->cur_buf);
+			if (e->flags & PF_SYNC)
+			{
+				uint64		reads0 = pf_blocks_read_now();
+
+				st->cur_buf = ReadBufferExtended(st->scan->heapRelation, MAIN_FORKNUM,
+												 blk, RBM_NORMAL, NULL);
+				st->c.sync_blocks++;
+				st->c.blocks_read += pf_blocks_read_now() - reads0;
+				return e;
+			}
 			st->c.blocks++;
 			st->c.dist_sum += st->groups_ahead;
 			if ((uint64) st->groups_ahead > st->c.dist_max)
@@ -1366,6 +1457,11 @@ pf_end_scan(CustomScanState *node)
 		read_stream_end(st->stream);
 		st->stream = NULL;
 	}
+	if (st->oscheck)
+	{
+		dio_stream_end(st->oscheck);
+		st->oscheck = NULL;
+	}
 	pf_queue_reset(st);
 	if (BufferIsValid(st->vmbuf))
 		ReleaseBuffer(st->vmbuf);
@@ -1477,6 +1573,8 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainIndentText(es);
 		appendStringInfo(es->str, "Heap Blocks: requested=" UINT64_FORMAT " read=" UINT64_FORMAT,
 						 c->blocks, c->blocks_read);
+		if (c->sync_blocks > 0)
+			appendStringInfo(es->str, " os-cached=" UINT64_FORMAT, c->sync_blocks);
 		if (st->timing)
 			appendStringInfo(es->str, " waits=" UINT64_FORMAT " wait time=%.3f ms",
 							 c->waits, (double) c->wait_us / 1000.0);
@@ -1490,6 +1588,7 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Prefetch Restarts", NULL, c->restarts, es);
 		ExplainPropertyUInteger("Heap Blocks Requested", NULL, c->blocks, es);
 		ExplainPropertyUInteger("Heap Blocks Read", NULL, c->blocks_read, es);
+		ExplainPropertyUInteger("Heap Blocks OS-Cached", NULL, c->sync_blocks, es);
 		ExplainPropertyUInteger("Index TIDs", NULL, c->tids, es);
 		if (st->timing)
 		{
