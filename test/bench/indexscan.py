@@ -212,7 +212,7 @@ def main(out_dir, mode):
         print(f"round {r + 1}/{rounds}", flush=True)
         for depth in (1, 16, 64):
             res["fio_iops"].setdefault(str(depth), []).append(
-                run_fio_random(files, depth, seconds=3))
+                run_fio_random(files, depth, seconds=2))
         for iom in ("worker", "sync"):
             for exp, q, cfgs in experiments:
                 for name, (cfg_iom, sess, node) in cfgs.items():
