@@ -25,9 +25,12 @@ def seqscan_plot(out):
     fig, ax = plt.subplots(figsize=(10, 4.5))
     width = 0.8 / len(configs)
     for i, c in enumerate(configs):
-        med = [statistics.median(x["gib_s"] for x in r["cold"][f"{k}/{c}"]) for k in keys]
-        lo = [m - min(x["gib_s"] for x in r["cold"][f"{k}/{c}"]) for k, m in zip(keys, med)]
-        hi = [max(x["gib_s"] for x in r["cold"][f"{k}/{c}"]) - m for k, m in zip(keys, med)]
+        # a configuration not run for a query/workers pair (quick mode) is a gap
+        nan = float("nan")
+        runs = [[x["gib_s"] for x in r["cold"].get(f"{k}/{c}", [])] for k in keys]
+        med = [statistics.median(g) if g else nan for g in runs]
+        lo = [m - min(g) if g else 0 for g, m in zip(runs, med)]
+        hi = [max(g) - m if g else 0 for g, m in zip(runs, med)]
         ax.bar([j + i * width for j in range(len(keys))], med, width, yerr=[lo, hi],
                label=c, capsize=2)
     fio = statistics.median(r["fio"])

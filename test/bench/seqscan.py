@@ -54,6 +54,13 @@ CORE_BUFFERED = ("core-sync", "core-worker", "core-worker-1M")
 # with 0 and 2 only
 
 
+def configs_for(w):
+    """Quick mode measures io_method=sync serially only (it is the slowest
+    everywhere and each switch to it costs a restart)."""
+    quick = os.environ.get("PG_DIO_BENCH_MODE", "quick") == "quick"
+    return [c for c in CONFIGS if not (quick and w > 0 and c == "core-sync")]
+
+
 def workers_for(qname):
     if qname == "sum" and os.environ.get("PG_DIO_BENCH_MODE", "quick") == "quick":
         return (0, 2)
@@ -155,7 +162,8 @@ def main(out_dir, scale, rounds, warm_scale):
         results["fio"].append(run_fio(files, 256, 32)["mib_s"] / 1024.0)
         for qname, q in queries.items():
             for w in workers_for(qname):
-                for name, (srv, sess) in CONFIGS.items():
+                for name in configs_for(w):
+                    srv, sess = CONFIGS[name]
                     restart(srv)
                     cold_ok &= make_cold()
                     secs, cpu = run_query(sess, q, w)
@@ -213,8 +221,8 @@ def main(out_dir, scale, rounds, warm_scale):
     for qname in queries:
         for w in workers_for(qname):
             best = max(statistics.median([x["gib_s"] for x in results["cold"][f"{qname}/{w}/{c}"]])
-                       for c in CORE_BUFFERED)
-            for name in CONFIGS:
+                       for c in CORE_BUFFERED if c in configs_for(w))
+            for name in configs_for(w):
                 runs = results["cold"][f"{qname}/{w}/{name}"]
                 g = [x["gib_s"] for x in runs]
                 lines.append(f"| {qname} | {w} | {name} | {mm(g)} | "
