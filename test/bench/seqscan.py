@@ -212,8 +212,9 @@ def main(out_dir, scale, rounds, warm_scale):
     fio = summary(results["fio"])
     lines = [f"## Sequential scans: DirectSeqScan vs core ({gib:.2f} GiB pgbench_accounts, "
              f"scale {scale}, {rounds} rounds)", "",
-             "Cold = server restarted, table evicted from shared buffers and the OS "
-             "cache (pg_dio_evict) and verified cold (pg_dio_residency) before every run. "
+             "Cold = table evicted from shared buffers and the OS "
+             "cache (pg_dio_evict) and verified cold (pg_dio_residency) before every run; the server "
+             "is restarted when a configuration changes its server settings. "
              f"fio O_DIRECT sequential 256kB×32 in the same rounds: {fio['median']:.2f} "
              f"({fio['min']:.2f}–{fio['max']:.2f}) GiB/s. Median (min–max).", "",
              "| query | workers | configuration | GiB/s | CPU s/GiB | vs best core buffered | vs fio |",
