@@ -21,7 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import ensure_table, psql, psql_script  # noqa: E402
+from engine_vs_fio import ensure_table, psql, psql_script, write_report  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -119,11 +119,7 @@ def main(out_dir, mode):
         lines.append(f"| {s} | {mm(c)} | {statistics.median(x['avg_read_kb'] for x in c):.0f} kB | "
                      f"{mm(d)} | {statistics.median(x['avg_read_kb'] for x in d):.0f} kB | "
                      f"{dg / cg:.2f} |")
-    report = "\n".join(lines) + "\n"
-    with open(os.path.join(out_dir, "combine.md"), "w") as f:
-        f.write(report)
-    print()
-    print(report)
+    write_report(out_dir, "combine.md", lines)
 
 
 if __name__ == "__main__":

@@ -121,6 +121,15 @@ def summary(xs):
     return {"median": statistics.median(xs), "min": min(xs), "max": max(xs)}
 
 
+def write_report(out_dir, name, lines):
+    """Write a markdown report (a list of lines) to out_dir/name and print it."""
+    report = "\n".join(lines) + "\n"
+    with open(os.path.join(out_dir, name), "w") as f:
+        f.write(report)
+    print()
+    print(report)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", default="quick", choices=MODES)

@@ -34,7 +34,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import psql, psql_script, run_fio_random  # noqa: E402
+from engine_vs_fio import psql, psql_script, run_fio_random, summary, write_report  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -171,10 +171,6 @@ def run(session, query, repeat=1):
             "node": name, "rows": top["Plan"].get("Actual Rows")}
 
 
-def summary(xs):
-    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs)}
-
-
 def main(out_dir, mode):
     rounds = 3 if mode == "quick" else 5
     nrows = 10_500_000 if mode == "quick" else 21_000_000
@@ -295,11 +291,7 @@ def main(out_dir, mode):
         c = med(f"{exp}/{core}", kind="cached")
         p = med(f"{exp}/{pf}", kind="cached")
         lines.append(f"| {exp} | {c * 1000:.1f} | {p * 1000:.1f} | {p / c:.3f} |")
-    report = "\n".join(lines) + "\n"
-    with open(os.path.join(out_dir, "indexscan.md"), "w") as f:
-        f.write(report)
-    print()
-    print(report)
+    write_report(out_dir, "indexscan.md", lines)
 
 
 if __name__ == "__main__":

@@ -26,10 +26,10 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import psql, psql_script, run_fio, segment_files  # noqa: E402
+from engine_vs_fio import (psql, psql_script, run_fio, segment_files,  # noqa: E402
+                          summary, write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -128,10 +128,6 @@ def plan_of(session, query, workers):
            f"EXPLAIN (COSTS OFF) {query};\n")
     return subprocess.run(["psql", "-X", "-At", "-q"], input=sql, capture_output=True,
                           text=True, check=True).stdout
-
-
-def summary(xs):
-    return {"median": statistics.median(xs), "min": min(xs), "max": max(xs)}
 
 
 def main(out_dir, scale, rounds, warm_scale):
@@ -236,11 +232,7 @@ def main(out_dir, scale, rounds, warm_scale):
         c = statistics.median([x["seconds"] for x in results[kind]["core-worker"]])
         d = statistics.median([x["seconds"] for x in results[kind]["pg_dio"]])
         lines.append(f"| {kind} | {c:.3f} | {d:.3f} | {d / c:.2f} |")
-    report = "\n".join(lines) + "\n"
-    with open(os.path.join(out_dir, "seqscan.md"), "w") as f:
-        f.write(report)
-    print()
-    print(report)
+    write_report(out_dir, "seqscan.md", lines)
 
 
 if __name__ == "__main__":
