@@ -383,6 +383,15 @@ pf_reparameterize(PlannerInfo *root, List *custom_private, RelOptInfo *child_rel
 	return list_make1(reparameterize_path_by_child(root, ipath, child_rel));
 }
 
+/* Strip binary-compatible relabeling off an index operand, as core does. */
+static Node *
+pf_strip_relabel(Node *node)
+{
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	return node;
+}
+
 /*
  * The index operand of an index qual, as a Var(INDEX_VAR, column + 1) that
  * ExecIndexBuildScanKeys understands.  The planner puts the indexed column
@@ -391,8 +400,7 @@ pf_reparameterize(PlannerInfo *root, List *custom_private, RelOptInfo *child_rel
 static Node *
 pf_index_operand(Node *node, IndexOptInfo *index, int col)
 {
-	while (node && IsA(node, RelabelType))
-		node = (Node *) ((RelabelType *) node)->arg;
+	node = pf_strip_relabel(node);
 
 	if (index->indexkeys[col] != 0)
 	{
@@ -458,15 +466,6 @@ pf_fix_indexqual(IndexOptInfo *index, IndexClause *ic, Node *clause)
 	else
 		elog(ERROR, "pg_dio: unsupported index qual type: %d", (int) nodeTag(clause));
 	return clause;
-}
-
-/* Strip binary-compatible relabeling off an index operand, as core does. */
-static Node *
-pf_strip_relabel(Node *node)
-{
-	while (node && IsA(node, RelabelType))
-		node = (Node *) ((RelabelType *) node)->arg;
-	return node;
 }
 
 /*
