@@ -97,6 +97,7 @@ CREATE FUNCTION pf_stats(q text,
     OUT nodes int, OUT loops bigint, OUT actual_rows numeric, OUT heap_fetches bigint,
     OUT index_searches bigint, OUT recheck_removed numeric, OUT filter_removed numeric,
     OUT blocks_requested bigint, OUT blocks_read bigint, OUT prefetch_max int,
+    OUT prefetch_capacity int,
     OUT prefetch_restarts bigint, OUT index_tids bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -113,10 +114,12 @@ BEGIN
            sum((n->>'Heap Blocks Requested')::bigint +
                coalesce((n->>'Heap Blocks OS-Cached')::bigint, 0)),
            sum((n->>'Heap Blocks Read')::bigint),
-           max((n->>'Prefetch Max')::int), sum((n->>'Prefetch Restarts')::bigint),
+           max((n->>'Prefetch Max')::int), max((n->>'Prefetch Capacity')::int),
+           sum((n->>'Prefetch Restarts')::bigint),
            sum((n->>'Index TIDs')::bigint)
       INTO nodes, loops, actual_rows, heap_fetches, index_searches, recheck_removed,
-           filter_removed, blocks_requested, blocks_read, prefetch_max, prefetch_restarts,
+           filter_removed, blocks_requested, blocks_read, prefetch_max, prefetch_capacity,
+           prefetch_restarts,
            index_tids
       FROM jsonb_path_query(j, 'strict $.**?(@."Custom Plan Provider" starts with "PrefetchIndex" ||
                                               @."Node Type" == "Index Scan" ||
@@ -798,6 +801,19 @@ SELECT actual_rows, blocks_requested = :runs AS one_request_per_run, index_tids,
   FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+-- the look-ahead is bounded by the stream's capacity, (I/O concurrency + 1)
+-- x io_combine_limit blocks (PG 19's EXPLAIN name); single-block reads are
+-- also bounded by the concurrency, so it stays well below
+SET effective_io_concurrency = 2;
+SET io_combine_limit = 4;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT prefetch_capacity, prefetch_max BETWEEN 2 AND 12 AS bounded
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SET effective_io_concurrency = 0;
+SELECT prefetch_capacity, prefetch_max <= 4 AS bounded
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+RESET io_combine_limit;
+SET effective_io_concurrency = 16;
 -- ORDER BY ... LIMIT reads little beyond what it returns
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT actual_rows, blocks_requested < 100 AS few_requested, blocks_read < 100 AS few_read,

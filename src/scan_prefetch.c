@@ -87,6 +87,7 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 #include "utils/snapmgr.h"
+#include "utils/spccache.h"
 
 #include "pg_dio.h"
 
@@ -158,6 +159,7 @@ typedef struct PfScanState
 	/* from the plan */
 	Oid			indexoid;
 	bool		index_only;
+	uint32		capacity;		/* most blocks the stream may look ahead */
 	List	   *indexqualorig;
 	ExprState  *qualorig;
 
@@ -1079,6 +1081,32 @@ pf_store_index_data(PfScanState *st, TupleTableSlot *slot, PfEntry *e)
 	ExecStoreVirtualTuple(slot);
 }
 
+/*
+ * The most blocks a read stream begun now on rel may hold pinned ahead of its
+ * consumer: PG 19's EXPLAIN calls it the stream's capacity.  PG 18 keeps it
+ * in the stream's private state, so it is worked out here from the same
+ * inputs: the I/O concurrency of the relation's tablespace, io_combine_limit
+ * (the stream keeps one combined read's worth more than max_ios reads), the
+ * stream's int16 queue and the buffer manager's pin limit for this backend.
+ */
+static uint32
+pf_stream_capacity(Relation rel)
+{
+	int			max_ios;
+	uint32		cap;
+
+	if (IsCatalogRelation(rel))
+		max_ios = effective_io_concurrency;
+	else
+		max_ios = get_tablespace_io_concurrency(rel->rd_rel->reltablespace);
+	max_ios = Min(max_ios, PG_INT16_MAX);
+
+	cap = (uint32) (max_ios + 1) * io_combine_limit;
+	cap = Min(cap, (uint32) (PG_INT16_MAX - io_combine_limit));
+	cap = Min(cap, RelationUsesLocalBuffers(rel) ? GetLocalPinLimit() : GetPinLimit());
+	return Max(cap, 1);
+}
+
 static void
 pf_start(PfScanState *st)
 {
@@ -1098,6 +1126,8 @@ pf_start(PfScanState *st)
 												ss->ss_currentRelation,
 												MAIN_FORKNUM,
 												pf_stream_next_block, st, 0);
+	if (st->stream)
+		st->capacity = pf_stream_capacity(ss->ss_currentRelation);
 	st->timing = ss->ps.instrument != NULL && ss->ps.instrument->need_timer;
 	st->advice = pg_dio_index_prefetch_advice && io_method == IOMETHOD_WORKER;
 	st->started = true;
@@ -1560,12 +1590,16 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyFloat("Heap Fetches", NULL, instr->ntuples2, 0, es);
 	ExplainPropertyUInteger("Index Searches", NULL, c->nsearches, es);
 
+	/* a leader that ran no part of a parallel scan began no stream */
+	if (st->capacity == 0 && c->blocks > 0)
+		st->capacity = pf_stream_capacity(st->css.ss.ss_currentRelation);
+
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
 		ExplainIndentText(es);
-		appendStringInfo(es->str, "Prefetch: avg=%.1f max=" UINT64_FORMAT,
+		appendStringInfo(es->str, "Prefetch: avg=%.1f max=" UINT64_FORMAT " capacity=%u",
 						 c->blocks ? (double) c->dist_sum / c->blocks : 0.0,
-						 c->dist_max);
+						 c->dist_max, st->capacity);
 		if (c->restarts > 0)
 			appendStringInfo(es->str, " restarts=" UINT64_FORMAT, c->restarts);
 		appendStringInfoChar(es->str, '\n');
@@ -1584,6 +1618,7 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyFloat("Prefetch Average", NULL,
 							 c->blocks ? (double) c->dist_sum / c->blocks : 0.0, 1, es);
 		ExplainPropertyUInteger("Prefetch Max", NULL, c->dist_max, es);
+		ExplainPropertyUInteger("Prefetch Capacity", NULL, st->capacity, es);
 		ExplainPropertyUInteger("Prefetch Restarts", NULL, c->restarts, es);
 		ExplainPropertyUInteger("Heap Blocks Requested", NULL, c->blocks, es);
 		ExplainPropertyUInteger("Heap Blocks Read", NULL, c->blocks_read, es);
