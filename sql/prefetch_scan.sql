@@ -50,14 +50,25 @@ DECLARE
     p_off text[];
     nodes text;
     r_on text[];
+    r_on2 text[];
     r_off text[];
     d int;
+    advice text := current_setting('pg_dio.index_prefetch_advice');
 BEGIN
     PERFORM set_config('pg_dio.enable_index_prefetch', 'on', true);
     p_on := pf_plan(q);
     SELECT string_agg(m[1], ', ') INTO nodes
       FROM unnest(p_on) l, regexp_matches(l, 'Custom Scan \((PrefetchIndex\w*)\)', 'g') m;
     r_on := pf_rows(q);
+    -- the other way of reading (io_method=worker: advised reads by the scan
+    -- itself with advice on, the read stream with it off) must agree
+    PERFORM set_config('pg_dio.index_prefetch_advice', CASE advice WHEN 'on' THEN 'off' ELSE 'on' END, true);
+    r_on2 := pf_rows(q);
+    PERFORM set_config('pg_dio.index_prefetch_advice', advice, true);
+    IF r_on2 IS DISTINCT FROM r_on THEN
+        RETURN format('DIFFERENT with pg_dio.index_prefetch_advice %s and not: %s / %s rows',
+                      advice, cardinality(r_on), cardinality(r_on2));
+    END IF;
     PERFORM set_config('pg_dio.enable_index_prefetch', 'off', true);
     p_off := pf_plan(q);
     r_off := pf_rows(q);
@@ -97,7 +108,7 @@ CREATE FUNCTION pf_stats(q text,
     OUT nodes int, OUT loops bigint, OUT actual_rows numeric, OUT heap_fetches bigint,
     OUT index_searches bigint, OUT recheck_removed numeric, OUT filter_removed numeric,
     OUT blocks_requested bigint, OUT blocks_read bigint, OUT prefetch_max int,
-    OUT prefetch_capacity int,
+    OUT prefetch_capacity int, OUT blocks_advised bigint,
     OUT prefetch_restarts bigint, OUT index_tids bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -115,10 +126,12 @@ BEGIN
                coalesce((n->>'Heap Blocks OS-Cached')::bigint, 0)),
            sum((n->>'Heap Blocks Read')::bigint),
            max((n->>'Prefetch Max')::int), max((n->>'Prefetch Capacity')::int),
+           sum((n->>'Heap Blocks Advised')::bigint),
            sum((n->>'Prefetch Restarts')::bigint),
            sum((n->>'Index TIDs')::bigint)
       INTO nodes, loops, actual_rows, heap_fetches, index_searches, recheck_removed,
            filter_removed, blocks_requested, blocks_read, prefetch_max, prefetch_capacity,
+           blocks_advised,
            prefetch_restarts,
            index_tids
       FROM jsonb_path_query(j, 'strict $.**?(@."Custom Plan Provider" starts with "PrefetchIndex" ||
@@ -795,22 +808,40 @@ SELECT count(*) AS runs FROM (
       FROM pf_big WHERE id BETWEEN 1000 AND 30000) s
  WHERE prev IS DISTINCT FROM blk \gset
 SELECT :runs > 20000 AS scattered;
+-- through the read stream (advice off), and read by the scan itself after
+-- advising each block (advice on, io_method=worker)
+SET pg_dio.index_prefetch_advice = off;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT actual_rows, blocks_requested = :runs AS one_request_per_run, index_tids,
        blocks_read > 0 AS read_some, prefetch_max > 1 AS looked_ahead
   FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+RESET pg_dio.index_prefetch_advice;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, blocks_requested = :runs AS one_request_per_run, index_tids,
+       blocks_read > 0 AS read_some, prefetch_max > 1 AS looked_ahead,
+       blocks_advised > 0 AS advised, prefetch_capacity
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 -- the look-ahead is bounded by the stream's capacity, (I/O concurrency + 1)
 -- x io_combine_limit blocks (PG 19's EXPLAIN name); single-block reads are
 -- also bounded by the concurrency, so it stays well below
+-- (the scan's own look-ahead in advised mode: at most the concurrency)
 SET effective_io_concurrency = 2;
 SET io_combine_limit = 4;
+SET pg_dio.index_prefetch_advice = off;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT prefetch_capacity, prefetch_max BETWEEN 2 AND 12 AS bounded
   FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 SET effective_io_concurrency = 0;
 SELECT prefetch_capacity, prefetch_max <= 4 AS bounded
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SET effective_io_concurrency = 2;
+RESET pg_dio.index_prefetch_advice;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT prefetch_capacity, prefetch_max = 2 AS at_concurrency, blocks_advised > 0 AS advised
   FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 RESET io_combine_limit;
 SET effective_io_concurrency = 16;
@@ -819,6 +850,12 @@ SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT actual_rows, blocks_requested < 100 AS few_requested, blocks_read < 100 AS few_read,
        index_tids < 1000 AS few_tids
   FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
+SET pg_dio.index_prefetch_advice = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, blocks_requested < 100 AS few_requested, blocks_read < 100 AS few_read,
+       index_tids < 1000 AS few_tids
+  FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
+RESET pg_dio.index_prefetch_advice;
 SELECT pf_compare('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
 -- index-only, all-visible: nothing to read, long runs without blocks
 SELECT heap_fetches, blocks_requested FROM pf_stats('SELECT id FROM pf_big WHERE id < 40000');

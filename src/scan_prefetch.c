@@ -109,6 +109,7 @@
 #define PF_HEAP_FORMAT		0x08	/* copy is a HeapTuple (xs_hitup) */
 #define PF_IN_SCAN			0x10	/* no copy: the data is the index scan's */
 #define PF_SYNC				0x20	/* group start read by the consumer itself */
+#define PF_OS_CACHED		0x40	/* ... because the OS page cache has it */
 
 typedef struct PfEntry
 {
@@ -128,6 +129,7 @@ typedef struct PfCounters
 	uint64		restarts;		/* stream ended at a cap and was reset */
 	uint64		nsearches;		/* parallel workers' index searches */
 	uint64		sync_blocks;	/* OS-cached blocks read by the consumer */
+	uint64		advised;		/* blocks posix_fadvise'd ahead */
 	uint64		dist_max;		/* keep last: maximum, not a sum */
 } PfCounters;
 
@@ -204,6 +206,10 @@ typedef struct PfScanState
 	bool		started;
 	bool		prefetch;		/* MVCC snapshot: read ahead */
 	bool		advice;			/* also posix_fadvise each block handed out */
+	bool		selfread;		/* advise ahead, read every block ourselves */
+	int			self_ahead;		/* selfread: group starts queued, not consumed */
+	int			self_dist;		/* selfread: look-ahead wanted (group starts) */
+	int			self_max;		/* selfread: its maximum */
 	DioStream  *oscheck;		/* pg_dio stream, for its fds: cachestat */
 	bool		oscheck_off;	/* not available (or not wanted) */
 	int			os_skip;		/* blocks to pass before the next check */
@@ -764,16 +770,10 @@ pf_block_os_cached(PfScanState *st, BlockNumber blk)
  * the hard cap, and after every TID without MVCC (no read-ahead).
  */
 static BlockNumber
-pf_stream_next_block(ReadStream *stream, void *private, void *per_buffer_data)
+pf_look_ahead(PfScanState *st)
 {
-	PfScanState *st = (PfScanState *) private;
 	BlockNumber result = InvalidBlockNumber;
-	uint64		reads0 = pf_blocks_read_now();
-	instr_time	t0;
 	int			run = 0;
-
-	if (st->timing)
-		INSTR_TIME_SET_CURRENT(t0);
 
 	for (;;)
 	{
@@ -803,6 +803,31 @@ pf_stream_next_block(ReadStream *stream, void *private, void *per_buffer_data)
 			continue;			/* same block as the group before it */
 
 		/*
+		 * Self-read mode (io_method=worker with advice): no block goes to
+		 * the stream.  Once the scan looks ahead (it had to read), each new
+		 * block is advised unless the OS page cache has it, and the consumer
+		 * reads it itself when it gets there, as core's read stream does
+		 * with io_method=sync: the kernel reads ahead, and no I/O worker
+		 * round trip is paid per block.  Stop at the look-ahead wanted.
+		 */
+		if (st->selfread)
+		{
+			e->flags |= PF_GROUP_START | PF_SYNC;
+			st->last_blk = blk;
+			if (st->self_dist > 1)
+			{
+				if (pf_block_os_cached(st, blk))
+					e->flags |= PF_OS_CACHED;
+				else if (PrefetchBuffer(st->scan->heapRelation, MAIN_FORKNUM,
+										blk).initiated_io)
+					st->c.advised++;
+			}
+			if (++st->self_ahead >= st->self_dist)
+				break;
+			continue;
+		}
+
+		/*
 		 * Once the stream looks ahead (it had to wait for I/O), a block that
 		 * is in the OS page cache is read by the consumer itself, as core's
 		 * index scan reads it: a round trip to an I/O worker would cost more
@@ -810,7 +835,7 @@ pf_stream_next_block(ReadStream *stream, void *private, void *per_buffer_data)
 		 */
 		if (st->groups_ahead > 1 && pf_block_os_cached(st, blk))
 		{
-			e->flags |= PF_GROUP_START | PF_SYNC;
+			e->flags |= PF_GROUP_START | PF_SYNC | PF_OS_CACHED;
 			st->last_blk = blk;
 			run++;
 			continue;
@@ -825,11 +850,27 @@ pf_stream_next_block(ReadStream *stream, void *private, void *per_buffer_data)
 		 * while the workers are busy.  Only once the stream looks ahead,
 		 * which it does only after it had to wait for I/O.
 		 */
-		if (st->advice && st->groups_ahead > 1)
-			(void) PrefetchBuffer(st->scan->heapRelation, MAIN_FORKNUM, blk);
+		if (st->advice && st->groups_ahead > 1 &&
+			PrefetchBuffer(st->scan->heapRelation, MAIN_FORKNUM, blk).initiated_io)
+			st->c.advised++;
 		result = blk;
 		break;
 	}
+	return result;
+}
+
+static BlockNumber
+pf_stream_next_block(ReadStream *stream, void *private, void *per_buffer_data)
+{
+	PfScanState *st = (PfScanState *) private;
+	BlockNumber result;
+	uint64		reads0 = pf_blocks_read_now();
+	instr_time	t0;
+
+	if (st->timing)
+		INSTR_TIME_SET_CURRENT(t0);
+
+	result = pf_look_ahead(st);
 	if (result == InvalidBlockNumber)
 	{
 		st->stream_ended = true;
@@ -883,6 +924,8 @@ pf_stream_buffer(PfScanState *st)
 	return buf;
 }
 
+static void pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk);
+
 /*
  * The next queued TID for the consumer, with st->cur_buf holding its block
  * if it needs one; NULL at the end.  When nothing is queued, the stream is
@@ -922,6 +965,11 @@ pf_next_entry(PfScanState *st)
 			pf_queue_tid(st, tid, true);
 		}
 
+		if (st->selfread)
+		{
+			(void) pf_look_ahead(st);
+			continue;
+		}
 		if (st->stream_ended)
 		{
 			read_stream_reset(st->stream);
@@ -950,12 +998,7 @@ pf_next_entry(PfScanState *st)
 				ReleaseBuffer(st->cur_buf);
 			if (e->flags & PF_SYNC)
 			{
-				uint64		reads0 = pf_blocks_read_now();
-
-				st->cur_buf = ReadBufferExtended(st->scan->heapRelation, MAIN_FORKNUM,
-												 blk, RBM_NORMAL, NULL);
-				st->c.sync_blocks++;
-				st->c.blocks_read += pf_blocks_read_now() - reads0;
+				pf_read_self(st, e, blk);
 				return e;
 			}
 			st->c.blocks++;
@@ -975,6 +1018,61 @@ pf_next_entry(PfScanState *st)
 		}
 		return e;
 	}
+}
+
+/*
+ * The consumer reads a group start's block itself (PF_SYNC): it is in the OS
+ * page cache, or self-read mode advised it (or it is the first one).  In
+ * self-read mode the look-ahead then doubles if the block had to be read,
+ * shrinks by one if it was in shared buffers (as a read stream's distance
+ * does), and is topped up.
+ */
+static void
+pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk)
+{
+	uint64		reads0 = pf_blocks_read_now();
+	uint64		reads;
+	instr_time	t0;
+
+	if (st->timing)
+		INSTR_TIME_SET_CURRENT(t0);
+	st->cur_buf = ReadBufferExtended(st->scan->heapRelation, MAIN_FORKNUM,
+									 blk, RBM_NORMAL, NULL);
+	reads = pf_blocks_read_now() - reads0;
+	st->c.blocks_read += reads;
+	if (e->flags & PF_OS_CACHED)
+		st->c.sync_blocks++;
+	else
+	{
+		st->c.blocks++;
+		if (st->timing && reads > 0)
+		{
+			instr_time	t1;
+			uint64		us;
+
+			INSTR_TIME_SET_CURRENT(t1);
+			INSTR_TIME_SUBTRACT(t1, t0);
+			us = INSTR_TIME_GET_MICROSEC(t1);
+			if (us > PF_WAIT_US)
+			{
+				st->c.waits++;
+				st->c.wait_us += us;
+			}
+		}
+	}
+	if (!st->selfread)
+		return;
+
+	st->c.dist_sum += st->self_ahead;
+	if ((uint64) st->self_ahead > st->c.dist_max)
+		st->c.dist_max = st->self_ahead;
+	st->self_ahead--;
+	if (reads > 0)
+		st->self_dist = Min(st->self_dist * 2, st->self_max);
+	else if (st->self_dist > 1)
+		st->self_dist--;
+	if (st->self_ahead < st->self_dist && !st->index_done)
+		(void) pf_look_ahead(st);
 }
 
 /* Forget everything queued; the stream must have been reset or ended. */
@@ -997,6 +1095,8 @@ pf_queue_reset(PfScanState *st)
 	st->stream_ended = false;
 	st->last_blk = InvalidBlockNumber;
 	st->groups_ahead = 0;
+	st->self_ahead = 0;
+	st->self_dist = 1;
 }
 
 /* ======================================================================
@@ -1130,6 +1230,21 @@ pf_start(PfScanState *st)
 		st->capacity = pf_stream_capacity(ss->ss_currentRelation);
 	st->timing = ss->ps.instrument != NULL && ss->ps.instrument->need_timer;
 	st->advice = pg_dio_index_prefetch_advice && io_method == IOMETHOD_WORKER;
+
+	/*
+	 * With io_method=worker and advice, read the heap blocks ourselves after
+	 * advising them (see pf_look_ahead); at most the tablespace's I/O
+	 * concurrency ahead, as many reads as the stream would have in flight.
+	 * The stream stays idle.  Not without read-ahead (no MVCC) or I/O
+	 * concurrency.
+	 */
+	st->self_max = get_tablespace_io_concurrency(ss->ss_currentRelation->rd_rel->reltablespace);
+	st->selfread = st->advice && st->prefetch && st->self_max > 0 &&
+		!RelationUsesLocalBuffers(ss->ss_currentRelation);
+	st->self_ahead = 0;
+	st->self_dist = 1;
+	if (st->selfread)
+		st->capacity = st->self_max;
 	st->started = true;
 }
 
@@ -1608,6 +1723,8 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 						 c->blocks, c->blocks_read);
 		if (c->sync_blocks > 0)
 			appendStringInfo(es->str, " os-cached=" UINT64_FORMAT, c->sync_blocks);
+		if (c->advised > 0)
+			appendStringInfo(es->str, " advised=" UINT64_FORMAT, c->advised);
 		if (st->timing)
 			appendStringInfo(es->str, " waits=" UINT64_FORMAT " wait time=%.3f ms",
 							 c->waits, (double) c->wait_us / 1000.0);
@@ -1623,6 +1740,7 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Heap Blocks Requested", NULL, c->blocks, es);
 		ExplainPropertyUInteger("Heap Blocks Read", NULL, c->blocks_read, es);
 		ExplainPropertyUInteger("Heap Blocks OS-Cached", NULL, c->sync_blocks, es);
+		ExplainPropertyUInteger("Heap Blocks Advised", NULL, c->advised, es);
 		ExplainPropertyUInteger("Index TIDs", NULL, c->tids, es);
 		if (st->timing)
 		{

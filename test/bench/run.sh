@@ -18,6 +18,8 @@ trap 'exit 130' INT TERM
 command -v fio >/dev/null || die "fio is missing: run test/setup.sh (or apt-get install fio)"
 eval "$("$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER" "shared_buffers = '256MB'")"
 export PG_DIO_DATA="$WORK/.tmp/clusters/$CLUSTER/data"
+# every experiment needs the extension (PG_DIO_BENCH_ONLY may skip the engine's)
+psql -X -q -c "CREATE EXTENSION IF NOT EXISTS pg_dio"
 
 # PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,indexscan
 ONLY=",${PG_DIO_BENCH_ONLY:-engine,seqscan,combine,indexscan},"

@@ -12,7 +12,7 @@ output order for serial plans / ORDER BY).  Two kinds of queries:
     PrefetchIndexOnlyScan vs core's Index Scan / Index Only Scan): random
     ranges, IN-lists and = ANY, ORDER BY ... LIMIT, index-only shapes,
     multi-column conditions and nestloop joins with an index inner, varying
-    effective_io_concurrency.
+    effective_io_concurrency and pg_dio.index_prefetch_advice.
 
 Meanwhile writers update (HOT and non-HOT, also moving index keys), delete
 and insert, and a maintenance session runs VACUUM, CHECKPOINT and evicts the
@@ -162,6 +162,8 @@ def index_reader_round(db, rng, stats):
         "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;",
         "SET LOCAL max_parallel_workers_per_gather = 0;",
         f"SET LOCAL effective_io_concurrency = {rng.choice([0, 1, 16, 64])};",
+        # io_method=worker: on = advised reads by the scan, off = the read stream
+        f"SET LOCAL pg_dio.index_prefetch_advice = {rng.choice(['on', 'off'])};",
         f"SET LOCAL pg_dio.enable_direct_scan = {rng.choice(['on', 'off'])};",
         "SET LOCAL pg_dio.direct_scan_threshold = 0;",
     ]
