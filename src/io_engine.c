@@ -70,6 +70,7 @@
 #define DIO_UD_READ		0
 #define DIO_UD_TIMEOUT	1
 #define DIO_UD_CANCEL	2
+#define DIO_UD_ADVICE	3
 #define DIO_UD(kind, stream, req) \
 	(((uint64) (kind) << 32) | ((uint64) (stream) << 16) | (uint64) (req))
 
@@ -1076,6 +1077,62 @@ dio_stream_os_cached(DioStream *s, BlockNumber first, int nblocks)
 	bytes = dio_os_cached_bytes(s->fds[segfd].fd, (off_t) (first % RELSEG_SIZE) * BLCKSZ,
 							 (size_t) nblocks * BLCKSZ);
 	return bytes < 0 ? -1 : (int) (bytes / BLCKSZ);
+}
+
+/*
+ * Queue posix_fadvise(POSIX_FADV_WILLNEED) for block blk of the stream's
+ * fork as an io_uring operation: the kernel runs it in its own workers, so
+ * neither the page-cache allocation nor the device submission of the read it
+ * starts costs this process CPU.  Nothing is read into our memory, so a
+ * pending one needs no care (the kernel holds its own file reference).
+ * Queued only; dio_advice_submit() sends what is queued.  False if it cannot
+ * be done this way (no ring, no fd): the caller advises by other means.
+ */
+bool
+dio_stream_advise(DioStream *s, BlockNumber blk)
+{
+	DioFallback reason;
+	int			segfd;
+	struct io_uring_sqe *sqe;
+
+	if (s->unusable || dio_broken || !dio_ring_ensure())
+		return false;
+	segfd = dio_stream_segfd(s, blk / RELSEG_SIZE, &reason);
+	if (segfd < 0)
+		return false;
+	sqe = dio_get_sqe();
+	if (sqe == NULL)
+		return false;
+	io_uring_prep_fadvise(sqe, s->fds[segfd].fd, (off_t) (blk % RELSEG_SIZE) * BLCKSZ,
+						  BLCKSZ, POSIX_FADV_WILLNEED);
+	io_uring_sqe_set_data64(sqe, DIO_UD(DIO_UD_ADVICE, s->index, 0));
+	dio_sq_pending++;
+	return true;
+}
+
+/*
+ * Submit what is queued and handle the completions that are there (advice
+ * results are dropped), without waiting.  Never raises an error.
+ */
+void
+dio_advice_submit(void)
+{
+	struct io_uring_cqe *cqe;
+	unsigned	head;
+	unsigned	n = 0;
+
+	if (dio_ring_state <= 0 || dio_broken)
+		return;
+	dio_flush();
+	if (dio_broken)
+		return;
+	(void) io_uring_get_events(&dio_ring);
+	io_uring_for_each_cqe(&dio_ring, head, cqe)
+	{
+		dio_handle_cqe(io_uring_cqe_get_data64(cqe), cqe->res);
+		n++;
+	}
+	io_uring_cq_advance(&dio_ring, n);
 }
 
 /* How often, and how long, the stream's consumer waited for reads. */

@@ -180,6 +180,8 @@ extern void dio_stream_submit(DioStream *s, BlockNumber first, int nblocks);
 extern bool dio_stream_next(DioStream *s, DioRun *run);
 extern void dio_stream_release(DioStream *s, DioRun *run);
 extern int	dio_stream_os_cached(DioStream *s, BlockNumber first, int nblocks);
+extern bool dio_stream_advise(DioStream *s, BlockNumber blk);
+extern void dio_advice_submit(void);
 extern int64 dio_os_cached_bytes(int fd, off_t off, size_t len);
 extern bool dio_cachestat_available(void);
 extern void dio_stream_wait_stats(DioStream *s, uint64 *waits, uint64 *wait_us);

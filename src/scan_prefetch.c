@@ -210,7 +210,9 @@ typedef struct PfScanState
 	int			self_ahead;		/* selfread: group starts queued, not consumed */
 	int			self_dist;		/* selfread: look-ahead wanted (group starts) */
 	int			self_max;		/* selfread: its maximum */
-	DioStream  *oscheck;		/* pg_dio stream, for its fds: cachestat */
+	DioStream  *oscheck;		/* pg_dio stream, for its fds: cachestat, advice */
+	bool		engine_off;		/* no pg_dio stream to be had */
+	bool		advice_queued;	/* advice queued on pg_dio's ring, not sent */
 	bool		oscheck_off;	/* not available (or not wanted) */
 	int			os_skip;		/* blocks to pass before the next check */
 	int			os_checked;		/* checks in the current window of 32 */
@@ -712,24 +714,34 @@ pf_fetch(PfScanState *st)
  * cannot be known cheaply: no cachestat, temporary relation, pg_dio not
  * preloaded, no stream slot, pg_dio.os_cache_check off.
  */
+static DioStream *
+pf_engine_stream(PfScanState *st)
+{
+	Relation	heap = st->scan->heapRelation;
+
+	if (st->oscheck == NULL && !st->engine_off)
+	{
+		if (!dio_stats_available() || RelationUsesLocalBuffers(heap) ||
+			!dio_stream_slot_free())
+			st->engine_off = true;
+		else
+			st->oscheck = dio_stream_begin(heap, MAIN_FORKNUM);
+	}
+	return st->oscheck;
+}
+
 static bool
 pf_block_os_cached(PfScanState *st, BlockNumber blk)
 {
-	Relation	heap = st->scan->heapRelation;
 	int			n;
 
 	if (st->oscheck_off)
 		return false;
-	if (st->oscheck == NULL)
+	if (!pg_dio_os_cache_check || !dio_cachestat_available() ||
+		pf_engine_stream(st) == NULL)
 	{
-		if (!pg_dio_os_cache_check || !dio_stats_available() ||
-			!dio_cachestat_available() || RelationUsesLocalBuffers(heap) ||
-			!dio_stream_slot_free())
-		{
-			st->oscheck_off = true;
-			return false;
-		}
-		st->oscheck = dio_stream_begin(heap, MAIN_FORKNUM);
+		st->oscheck_off = true;
+		return false;
 	}
 	/*
 	 * A cold scan finds little: then ask for every 16th block only (and send
@@ -769,6 +781,25 @@ pf_block_os_cached(PfScanState *st, BlockNumber blk)
  * the end of the index, at the cap on TIDs needing no block (index-only), at
  * the hard cap, and after every TID without MVCC (no read-ahead).
  */
+/*
+ * Advise the kernel to read a heap block: through pg_dio's io_uring ring when
+ * it can (the kernel's workers do the work, off this CPU), else with
+ * posix_fadvise through core's PrefetchBuffer (which skips blocks in shared
+ * buffers).
+ */
+static bool
+pf_advise(PfScanState *st, BlockNumber blk)
+{
+	DioStream  *ds = pf_engine_stream(st);
+
+	if (ds != NULL && dio_stream_advise(ds, blk))
+	{
+		st->advice_queued = true;
+		return true;
+	}
+	return PrefetchBuffer(st->scan->heapRelation, MAIN_FORKNUM, blk).initiated_io;
+}
+
 static BlockNumber
 pf_look_ahead(PfScanState *st)
 {
@@ -818,8 +849,7 @@ pf_look_ahead(PfScanState *st)
 			{
 				if (pf_block_os_cached(st, blk))
 					e->flags |= PF_OS_CACHED;
-				else if (PrefetchBuffer(st->scan->heapRelation, MAIN_FORKNUM,
-										blk).initiated_io)
+				else if (pf_advise(st, blk))
 					st->c.advised++;
 			}
 			if (++st->self_ahead >= st->self_dist)
@@ -855,6 +885,11 @@ pf_look_ahead(PfScanState *st)
 			st->c.advised++;
 		result = blk;
 		break;
+	}
+	if (st->advice_queued)
+	{
+		dio_advice_submit();
+		st->advice_queued = false;
 	}
 	return result;
 }
@@ -1063,15 +1098,19 @@ pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk)
 	if (!st->selfread)
 		return;
 
-	st->c.dist_sum += st->self_ahead;
-	if ((uint64) st->self_ahead > st->c.dist_max)
-		st->c.dist_max = st->self_ahead;
+	if (!(e->flags & PF_OS_CACHED))
+	{
+		st->c.dist_sum += st->self_ahead;
+		if ((uint64) st->self_ahead > st->c.dist_max)
+			st->c.dist_max = st->self_ahead;
+	}
 	st->self_ahead--;
 	if (reads > 0)
 		st->self_dist = Min(st->self_dist * 2, st->self_max);
 	else if (st->self_dist > 1)
 		st->self_dist--;
-	if (st->self_ahead < st->self_dist && !st->index_done)
+	/* top up a quarter at a time: advice goes out in batches */
+	if (st->self_ahead <= st->self_dist - Max(1, st->self_dist / 4) && !st->index_done)
 		(void) pf_look_ahead(st);
 }
 
@@ -1232,14 +1271,16 @@ pf_start(PfScanState *st)
 	st->advice = pg_dio_index_prefetch_advice && io_method == IOMETHOD_WORKER;
 
 	/*
-	 * With io_method=worker and advice, read the heap blocks ourselves after
-	 * advising them (see pf_look_ahead); at most the tablespace's I/O
-	 * concurrency ahead, as many reads as the stream would have in flight.
-	 * The stream stays idle.  Not without read-ahead (no MVCC) or I/O
-	 * concurrency.
+	 * Unless core's I/O is truly asynchronous (io_method=io_uring), read the
+	 * heap blocks ourselves after advising them (see pf_look_ahead): at most
+	 * the tablespace's I/O concurrency ahead, as many reads as the stream
+	 * would have in flight.  The stream stays idle.  Not without read-ahead
+	 * (no MVCC) or I/O concurrency.
 	 */
 	st->self_max = get_tablespace_io_concurrency(ss->ss_currentRelation->rd_rel->reltablespace);
-	st->selfread = st->advice && st->prefetch && st->self_max > 0 &&
+	st->selfread = pg_dio_index_prefetch_advice &&
+		(io_method == IOMETHOD_WORKER || io_method == IOMETHOD_SYNC) &&
+		st->prefetch && st->self_max > 0 &&
 		!RelationUsesLocalBuffers(ss->ss_currentRelation);
 	st->self_ahead = 0;
 	st->self_dist = 1;
@@ -1766,7 +1807,7 @@ dio_prefetch_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("pg_dio.index_prefetch_advice",
-							 "With io_method=worker, PrefetchIndexScan also tells the kernel (posix_fadvise) about each heap block it hands to the read stream.",
+							 "With io_method=worker or sync, PrefetchIndexScan advises the kernel of the heap blocks ahead (through pg_dio's io_uring ring, else posix_fadvise) and reads them itself instead of through the read stream.",
 							 NULL,
 							 &pg_dio_index_prefetch_advice,
 							 true,
