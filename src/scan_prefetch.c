@@ -962,6 +962,34 @@ pf_stream_buffer(PfScanState *st)
 static void pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk);
 
 /*
+ * The queue was empty and TIDs were queued (or are wanted): have them looked
+ * at, by our look-ahead in self-read mode, else by the stream's callback as
+ * the stream is asked for its next buffer (which belongs to the first group
+ * start among them).
+ */
+static void
+pf_feed(PfScanState *st)
+{
+	Buffer		buf;
+
+	if (st->selfread)
+	{
+		(void) pf_look_ahead(st);
+		return;
+	}
+	if (st->stream_ended)
+	{
+		read_stream_reset(st->stream);
+		st->stream_ended = false;
+		st->run_cap = Min(st->run_cap * 2, PF_MAX_RUN);
+		st->c.restarts++;
+	}
+	buf = pf_stream_buffer(st);
+	if (BufferIsValid(buf))
+		st->pending_buf = buf;
+}
+
+/*
  * The next queued TID for the consumer, with st->cur_buf holding its block
  * if it needs one; NULL at the end.  When nothing is queued, the stream is
  * asked for its next buffer, which makes the callback queue more TIDs (the
@@ -972,19 +1000,55 @@ pf_next_entry(PfScanState *st)
 {
 	while (st->head == st->tail)
 	{
-		Buffer		buf;
-
 		if (st->index_done)
 			return NULL;
 		/* nothing queued, so every block handed out has been consumed */
 		Assert(st->groups_ahead == 0 && !BufferIsValid(st->pending_buf));
 
 		/*
+		 * Self-read mode while not looking ahead (no block needed a read
+		 * lately): take the next TID straight from the index, with no queue
+		 * entry, and its block unless it is the current one, as core's index
+		 * scan does.  The first block that needs a read starts the
+		 * look-ahead.  (Index-only TIDs that need the heap are queued: the
+		 * look-ahead would move the index scan off their index data.)
+		 */
+		if (st->selfread && st->self_dist == 1)
+		{
+			ItemPointer tid = pf_read_tid(st);
+			BlockNumber blk;
+
+			if (tid == NULL)
+				return NULL;
+			st->cur.tid = *tid;
+			st->cur.copy = NULL;
+			st->cur.flags = PF_IN_SCAN | (st->scan->xs_recheck ? PF_RECHECK : 0);
+			if (!pf_needs_heap(st, tid))
+				return &st->cur;
+			if (!st->index_only)
+			{
+				st->cur.flags |= PF_NEED_HEAP;
+				blk = ItemPointerGetBlockNumber(tid);
+				if (blk != st->last_blk || !BufferIsValid(st->cur_buf))
+				{
+					st->cur.flags |= PF_GROUP_START | PF_SYNC;
+					st->last_blk = blk;
+					if (BufferIsValid(st->cur_buf))
+						ReleaseBuffer(st->cur_buf);
+					st->self_ahead++;
+					pf_read_self(st, &st->cur, blk);
+				}
+				return &st->cur;
+			}
+			pf_queue_tid(st, tid, true);
+		}
+
+		/*
 		 * Index-only: read the next TID here; if its block is all-visible,
 		 * return it straight from the index scan, with no copy and no stream,
 		 * as core does.  Otherwise queue it for the stream's callback.
 		 */
-		if (st->index_only)
+		else if (st->index_only)
 		{
 			ItemPointer tid = pf_read_tid(st);
 
@@ -1000,21 +1064,7 @@ pf_next_entry(PfScanState *st)
 			pf_queue_tid(st, tid, true);
 		}
 
-		if (st->selfread)
-		{
-			(void) pf_look_ahead(st);
-			continue;
-		}
-		if (st->stream_ended)
-		{
-			read_stream_reset(st->stream);
-			st->stream_ended = false;
-			st->run_cap = Min(st->run_cap * 2, PF_MAX_RUN);
-			st->c.restarts++;
-		}
-		buf = pf_stream_buffer(st);
-		if (BufferIsValid(buf))
-			st->pending_buf = buf;
+		pf_feed(st);
 	}
 
 	{
@@ -1109,8 +1159,12 @@ pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk)
 		st->self_dist = Min(st->self_dist * 2, st->self_max);
 	else if (st->self_dist > 1)
 		st->self_dist--;
-	/* top up a quarter at a time: advice goes out in batches */
-	if (st->self_ahead <= st->self_dist - Max(1, st->self_dist / 4) && !st->index_done)
+	/*
+	 * Top up a quarter at a time: advice goes out in batches.  Not while the
+	 * look-ahead is one: then the next TID is taken when it is wanted.
+	 */
+	if (st->self_dist > 1 &&
+		st->self_ahead <= st->self_dist - Max(1, st->self_dist / 4) && !st->index_done)
 		(void) pf_look_ahead(st);
 }
 
@@ -1146,7 +1200,7 @@ pf_queue_reset(PfScanState *st)
  * Index-only: fill the (index-shaped) virtual scan slot from the entry's copy
  * or, for PF_IN_SCAN, from the index scan itself.
  */
-static void
+static pg_attribute_always_inline void
 pf_store_index_data(PfScanState *st, TupleTableSlot *slot, PfEntry *e)
 {
 	IndexScanDesc scan = st->scan;
@@ -1319,6 +1373,41 @@ pf_next(ScanState *ss)
 			return slot;
 		}
 		return ExecClearTuple(slot);
+	}
+
+	/*
+	 * Index-only scan with nothing queued: as core's index-only scan, a TID
+	 * whose block is all-visible goes from the index straight to the slot.
+	 * The first that needs the heap is queued and the general path takes it.
+	 */
+	while (st->index_only && st->head == st->tail && !st->index_done)
+	{
+		ItemPointer tid;
+
+		CHECK_FOR_INTERRUPTS();
+		tid = pf_read_tid(st);
+		if (tid == NULL)
+			return ExecClearTuple(slot);
+		if (pf_needs_heap(st, tid))
+		{
+			pf_queue_tid(st, tid, true);
+			pf_feed(st);
+			break;
+		}
+		PredicateLockPage(heap, ItemPointerGetBlockNumber(tid), snapshot);
+		st->cur.flags = PF_IN_SCAN;
+		st->cur.copy = NULL;
+		pf_store_index_data(st, slot, &st->cur);
+		if (st->scan->xs_recheck)
+		{
+			econtext->ecxt_scantuple = slot;
+			if (!ExecQualAndReset(st->qualorig, econtext))
+			{
+				InstrCountFiltered2(ss, 1);
+				continue;
+			}
+		}
+		return slot;
 	}
 
 	for (;;)
