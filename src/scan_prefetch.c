@@ -58,6 +58,7 @@
 #include "catalog/pg_type_d.h"
 #include "commands/explain.h"
 #include "commands/explain_format.h"
+#include "executor/execScan.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
 #include "executor/nodeCustom.h"
@@ -1690,6 +1691,10 @@ pf_exec_scan(CustomScanState *node)
 
 	if (st->nrtkeys != 0 && !st->rtkeys_ready)
 		ExecReScan(&node->ss.ps);
+	/* no qual, projection or EvalPlanQual: as core's scans, the short way */
+	if (node->ss.ps.qual == NULL && node->ss.ps.ps_ProjInfo == NULL &&
+		node->ss.ps.state->es_epq_active == NULL)
+		return ExecScanExtended(&node->ss, pf_next, pf_recheck, NULL, NULL, NULL);
 	return ExecScan(&node->ss, pf_next, pf_recheck);
 }
 
