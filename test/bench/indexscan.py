@@ -146,6 +146,63 @@ def make_cold():
                      f"{os_cached} in the OS cache")
 
 
+CACHED_PAIRS = 6
+
+
+def cached_experiments(q_rand_c, q_corr_c, q_ios_c):
+    """(experiment, query, (core name, config), (prefetch name, config))"""
+    return [("random", q_rand_c, ("core-index", CORR_CONFIGS["core-index"]),
+             ("prefetch-16", CORR_CONFIGS["prefetch-16"])),
+            ("correlated", q_corr_c, ("core-index", CORR_CONFIGS["core-index"]),
+             ("prefetch-16", CORR_CONFIGS["prefetch-16"])),
+            ("index_only", q_ios_c, ("core-ios", IOS_CONFIGS["core-ios"]),
+             ("prefetch-ios-16", IOS_CONFIGS["prefetch-ios-16"]))]
+
+
+def instructions(exps, repeat=3):
+    """Instructions per query (valgrind's callgrind) of each cached query with
+    core's scan and with ours: a single-user backend on the bench cluster's
+    data runs the query once to warm shared buffers and then `repeat` times;
+    the same without the repeats is subtracted.  Stops the cluster meanwhile.
+    {} when valgrind is missing."""
+    if subprocess.run(["sh", "-c", "command -v valgrind"], capture_output=True).returncode:
+        print("  instructions: valgrind missing, skipped", flush=True)
+        return {}
+    pg_config = subprocess.run(["bash", os.path.join(ROOT, "test", "scripts", "pg_config.sh")],
+                               capture_output=True, text=True).stdout.strip()
+    postgres = os.path.join(os.path.dirname(pg_config), "postgres")
+    data = os.environ["PG_DIO_DATA"]
+    user = ["runuser", "-u", os.environ.get("PG_DIO_OS_USER", "pgdio"), "--"] \
+        if os.geteuid() == 0 else []
+    out = f"/tmp/pg_dio-callgrind-{os.getpid()}.out"
+    subprocess.run([CLUSTER, "stop", "bench"], check=True, capture_output=True)
+
+    def count(sess, q, n):
+        stmts = [f"SET {k} = '{v}'" for k, v in sess.items()] + [q] * (1 + n)
+        subprocess.run(user + ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                               postgres, "--single", "-D", data, "postgres"],
+                       input="\n".join(stmts) + "\n", text=True, check=True,
+                       capture_output=True)
+        with open(out) as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("summary:"))
+
+    res = {}
+    try:
+        for exp, q, core, pf in exps:
+            per = {}
+            for name, (iom, sess, node) in (core, pf):
+                per[name] = (count(sess, q, repeat) - count(sess, q, 0)) / repeat
+            res[exp] = {"core": per[core[0]], "prefetch": per[pf[0]],
+                        "ratio": per[pf[0]] / per[core[0]]}
+            print(f"  instructions {exp}: core {per[core[0]]:.0f}, prefetch "
+                  f"{per[pf[0]]:.0f} per query, {res[exp]['ratio']:.3f}", flush=True)
+    finally:
+        if os.path.exists(out):
+            os.unlink(out)
+        subprocess.run([CLUSTER, "start", "bench"], check=True, capture_output=True)
+    return res
+
+
 def walk(plan):
     yield plan
     for p in plan.get("Plans", []):
@@ -229,14 +286,20 @@ def main(out_dir, mode):
             x = run(sess, q_rand)
             res.setdefault("os_cached", {}).setdefault(f"random/{name}", []).append(x)
             print(f"  OS-cached random/{name}: {x['seconds']:.2f} s", flush=True)
-        for exp, q, cfgs in (("random", q_rand_c, CORR_CONFIGS),
-                             ("correlated", q_corr_c, CORR_CONFIGS),
-                             ("index_only", q_ios_c, {k: IOS_CONFIGS[k] for k in
-                                                      ("core-ios", "prefetch-ios-16")})):
-            for name, (iom, sess, node) in cfgs.items():
-                x = run(sess, q, repeat=3)
-                res["cached"].setdefault(f"{exp}/{name}", []).append(x)
-                print(f"  cached {exp}/{name}: {x['seconds'] * 1000:.1f} ms", flush=True)
+        # cached: core and prefetch alternating, CACHED_PAIRS pairs per round
+        for exp, q, core, pf in cached_experiments(q_rand_c, q_corr_c, q_ios_c):
+            for i in range(CACHED_PAIRS):
+                pair = {}
+                for name, (iom, sess, node) in (core, pf) if i % 2 == 0 else (pf, core):
+                    pair[name] = run(sess, q, repeat=3)
+                    res["cached"].setdefault(f"{exp}/{name}", []).append(pair[name])
+                res.setdefault("cached_ratio", {}).setdefault(exp, []).append(
+                    pair[pf[0]]["seconds"] / pair[core[0]]["seconds"])
+            print(f"  cached {exp}: prefetch/core median "
+                  f"{statistics.median(res['cached_ratio'][exp]):.3f}", flush=True)
+
+    # cached, counted in instructions: noise-free where times swing
+    res["instructions"] = instructions(cached_experiments(q_rand_c, q_corr_c, q_ios_c))
 
     with open(os.path.join(out_dir, "indexscan.json"), "w") as f:
         json.dump(res, f, indent=2)
@@ -282,15 +345,24 @@ def main(out_dir, mode):
     lines += ["", f"OS-cached (random, table out of shared buffers but in the OS page cache, "
               f"primed right before): core Index Scan {c:.2f} s, PrefetchIndexScan {p:.2f} s, "
               f"prefetch/core {p / c:.3f}."]
-    lines += ["", "Cached (second of three runs in one session, range of "
-              f"{small} rows; all in shared buffers):", "",
-              "| experiment | core ms | PrefetchIndexScan ms | prefetch/core |", "|---|---|---|---|"]
+    lines += ["", f"Cached (range of {small} rows, all in shared buffers; the third of three "
+              f"runs in one session timed; core and PrefetchIndexScan alternating, "
+              f"{CACHED_PAIRS} pairs per round; prefetch/core = median of the pairs' ratios; "
+              "instructions per query counted by valgrind's callgrind in a single-user "
+              "backend, which no other process disturbs):", "",
+              "| experiment | core ms | PrefetchIndexScan ms | prefetch/core time | "
+              "core instructions | PrefetchIndexScan instructions | prefetch/core instructions |",
+              "|---|---|---|---|---|---|---|"]
     for exp, core, pf in (("random", "core-index", "prefetch-16"),
                           ("correlated", "core-index", "prefetch-16"),
                           ("index_only", "core-ios", "prefetch-ios-16")):
         c = med(f"{exp}/{core}", kind="cached")
         p = med(f"{exp}/{pf}", kind="cached")
-        lines.append(f"| {exp} | {c * 1000:.1f} | {p * 1000:.1f} | {p / c:.3f} |")
+        ins = res["instructions"].get(exp)
+        cols = (f"{ins['core'] / 1e6:.2f} M | {ins['prefetch'] / 1e6:.2f} M | {ins['ratio']:.3f}"
+                if ins else " | | ")
+        lines.append(f"| {exp} | {c * 1000:.1f} | {p * 1000:.1f} | "
+                     f"{statistics.median(res['cached_ratio'][exp]):.3f} | {cols} |")
     write_report(out_dir, "indexscan.md", lines)
 
 
