@@ -69,7 +69,7 @@ evict_idx() {
 	run -q -c "SELECT * FROM pg_dio_evict('pgbench_accounts')" -c "SELECT * FROM pg_dio_evict('pgbench_accounts_r')" >/dev/null
 }
 
-banner "EXPLAIN (ANALYZE, BUFFERS): PrefetchIndexScan, cold (heap blocks prefetched through a core read stream)"
+banner "EXPLAIN (ANALYZE, BUFFERS): PrefetchIndexScan, cold (heap blocks advised ahead, read in index order)"
 evict_idx
 run -q -c "$IDX" -c "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) SELECT sum(abalance) FROM pgbench_accounts WHERE r BETWEEN 100000 AND 110000"
 
