@@ -48,6 +48,33 @@ SELECT dio_compare('SELECT id FROM ds WHERE a IS NULL OR d IS NULL', true);
 SELECT dio_compare('SELECT * FROM ds LIMIT 17', true);
 SELECT dio_compare('SELECT * FROM ds OFFSET 39000', true);
 
+-- the scan tuple holds just the columns the plan needs: leading fixed-width
+-- columns are fetched at fixed offsets, unless the row has NULLs or lacks
+-- the column (added later); other rows are deformed in full
+CREATE TABLE ds_fixed (i int, b bigint, f float8, t text, s smallint, c char(3))
+    WITH (autovacuum_enabled = off);
+INSERT INTO ds_fixed
+SELECT g, CASE WHEN g % 9 = 0 THEN NULL ELSE g * 1000 END, g / 7.0, 't' || g,
+       (g % 100)::smallint, 'c'
+  FROM generate_series(1, 30000) g;
+ALTER TABLE ds_fixed ADD COLUMN x int DEFAULT 7;
+INSERT INTO ds_fixed SELECT g, g, g, NULL, 1, NULL, g FROM generate_series(30001, 31000) g;
+VACUUM (FREEZE) ds_fixed;
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_fixed');
+EXPLAIN (VERBOSE, COSTS OFF) SELECT sum(b) FROM ds_fixed WHERE s > 3;
+SELECT dio_compare('SELECT sum(b), sum(f), count(*), count(b) FROM ds_fixed');
+SELECT dio_compare('SELECT f, i FROM ds_fixed WHERE s < 10', true);
+SELECT dio_compare('SELECT sum(x), sum(s), count(*) FROM ds_fixed WHERE b IS NULL OR x <> 7');
+SELECT dio_compare('SELECT i + s, t, c FROM ds_fixed WHERE i % 3 = 0', true);
+SELECT dio_compare('SELECT i FROM ds_fixed ORDER BY f * -1, i LIMIT 20', true);
+SELECT dio_compare('SELECT DISTINCT s FROM ds_fixed ORDER BY s', true);
+SELECT dio_compare('SELECT count(*) FROM ds WHERE id IN (SELECT b / 1000 FROM ds_fixed)');
+SELECT dio_compare('SELECT ds_fixed::text FROM ds_fixed WHERE i % 1000 = 0', true);
+SELECT dio_compare('SELECT ctid, x, i FROM ds_fixed WHERE i % 1000 = 0', true);
+-- no column at all: rows are counted off a page without being stored
+SELECT dio_compare('SELECT count(*) FROM ds_fixed');
+SELECT dio_compare('SELECT count(*) FROM ds');
+
 -- resident blocks are read through the buffer manager
 SELECT count(*) FROM ds WHERE id < 5000;	-- makes the first blocks resident (no strategy: small table)
 SELECT nodes, direct_blocks + buffered = :ds_blocks AS accounted, resident > 0 AS some_resident
