@@ -556,10 +556,11 @@ dio_classify(DioScanState *st, BlockNumber blk)
 		return DIO_SR_RESIDENT;
 	if (!VM_ALL_VISIBLE(st->rel, blk, &st->vmbuf))
 		return DIO_SR_NOT_ALL_VISIBLE;
-	if (dio_block_resident(st->rel, blk))
-		return DIO_SR_RESIDENT;
+	/* (per chunk, before the buffer mapping lookup each block would cost) */
 	if (pg_dio_os_cache_check && dio_chunk_os_cached(st, blk))
 		return DIO_SR_OS_CACHED;
+	if (dio_block_resident(st->rel, blk))
+		return DIO_SR_RESIDENT;
 	return -1;
 }
 
