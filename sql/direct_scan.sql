@@ -235,6 +235,50 @@ SELECT (n->>'Direct Blocks')::bigint + (n->>'Buffered Blocks')::bigint = :ds_blo
        (n->'Worker 0'->>'Direct Blocks')::bigint > 0 OR (n->'Worker 1'->>'Direct Blocks')::bigint > 0
            AS workers_read_directly
   FROM n;
+-- inprogress: the average number of the scan's reads in flight when one was
+-- submitted, itself included (1 .. pg_dio.queue_depth), per worker and
+-- over all of them
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+WITH n AS (
+    SELECT n FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
+                                   'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n
+), w AS (
+    SELECT (n->>'Direct Reads In Progress')::float8 AS total,
+           ARRAY[n->'Worker 0', n->'Worker 1'] AS workers
+      FROM n
+)
+SELECT total BETWEEN 1 AND current_setting('pg_dio.queue_depth')::int AS total_in_range,
+       bool_and(CASE WHEN (wk->>'Direct Reads')::bigint > 0
+                     THEN (wk->>'Direct Reads In Progress')::float8
+                          BETWEEN 1 AND current_setting('pg_dio.queue_depth')::int
+                     ELSE (wk->>'Direct Reads In Progress')::float8 = 0 END) AS workers_in_range,
+       total BETWEEN min((wk->>'Direct Reads In Progress')::float8)
+                          FILTER (WHERE (wk->>'Direct Reads')::bigint > 0)
+                 AND max((wk->>'Direct Reads In Progress')::float8) AS total_is_average
+  FROM w, unnest(workers) wk
+ GROUP BY total;
+-- serial; and the text line (numbers masked)
+SET max_parallel_workers_per_gather = 0;
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT (n->>'Direct Reads')::bigint > 0 AS read_directly,
+       (n->>'Direct Reads In Progress')::float8
+           BETWEEN 1 AND current_setting('pg_dio.queue_depth')::int AS in_range
+  FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
+                        'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n;
+CREATE FUNCTION dio_explain_direct_line(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+    l text;
+BEGIN
+    FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, BUFFERS OFF) ' || q LOOP
+        IF l LIKE '%Direct I/O:%' THEN
+            RETURN NEXT regexp_replace(l, '\d+(\.\d+)?', 'N', 'g');
+        END IF;
+    END LOOP;
+END $$;
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT dio_explain_direct_line('SELECT count(*) FROM ds');
+DROP FUNCTION dio_explain_direct_line;
+SET max_parallel_workers_per_gather = 2;
 DROP FUNCTION dio_explain_json;
 SELECT dio_compare('SELECT count(*), sum(id), sum(length(c)), count(a) FROM ds');
 SELECT dio_compare('SELECT * FROM ds');

@@ -106,6 +106,8 @@ typedef struct DioScanCounters
 	uint64		read_bytes;
 	uint64		waits;
 	uint64		wait_us;
+	uint64		issued;			/* reads that reached the kernel ... */
+	uint64		inflight_sum;	/* ... summed in-flight counts at their submission */
 	uint64		buffered[DIO_SR_COUNT];
 	uint64		os_cached_chunks;
 } DioScanCounters;
@@ -1382,6 +1384,8 @@ dio_counters_add(DioScanCounters *dst, const DioScanCounters *src)
 	dst->read_bytes += src->read_bytes;
 	dst->waits += src->waits;
 	dst->wait_us += src->wait_us;
+	dst->issued += src->issued;
+	dst->inflight_sum += src->inflight_sum;
 	dst->os_cached_chunks += src->os_cached_chunks;
 	for (int i = 0; i < DIO_SR_COUNT; i++)
 		dst->buffered[i] += src->buffered[i];
@@ -1396,11 +1400,16 @@ dio_current_counters(DioScanState *st)
 	if (st->stream != NULL)
 	{
 		uint64		waits,
-					wait_us;
+					wait_us,
+					issued,
+					inflight_sum;
 
 		dio_stream_wait_stats(st->stream, &waits, &wait_us);
 		c.waits += waits;
 		c.wait_us += wait_us;
+		dio_stream_inflight_stats(st->stream, &issued, &inflight_sum);
+		c.issued += issued;
+		c.inflight_sum += inflight_sum;
 	}
 	return c;
 }
@@ -1436,6 +1445,9 @@ dio_explain_counters(const DioScanCounters *c, ExplainState *es)
 {
 	uint64		buffered = 0;
 
+	/* average reads in flight when one was submitted, itself included */
+	double		inprogress = c->issued ? (double) c->inflight_sum / c->issued : 0.0;
+
 	for (int i = 0; i < DIO_SR_COUNT; i++)
 		buffered += c->buffered[i];
 
@@ -1443,10 +1455,10 @@ dio_explain_counters(const DioScanCounters *c, ExplainState *es)
 	{
 		ExplainIndentText(es);
 		appendStringInfo(es->str, "Direct I/O: blocks=" UINT64_FORMAT " count=" UINT64_FORMAT
-						 " waits=" UINT64_FORMAT " size=%.0fkB wait time=%.3f ms\n",
+						 " waits=" UINT64_FORMAT " size=%.0fkB inprogress=%.2f wait time=%.3f ms\n",
 						 c->direct_blocks, c->reads, c->waits,
 						 c->reads ? (double) c->read_bytes / c->reads / 1024.0 : 0.0,
-						 (double) c->wait_us / 1000.0);
+						 inprogress, (double) c->wait_us / 1000.0);
 		ExplainIndentText(es);
 		appendStringInfo(es->str, "Buffered: blocks=" UINT64_FORMAT, buffered);
 		for (int i = 0; i < DIO_SR_COUNT; i++)
@@ -1463,6 +1475,7 @@ dio_explain_counters(const DioScanCounters *c, ExplainState *es)
 		ExplainPropertyUInteger("Direct Reads", NULL, c->reads, es);
 		ExplainPropertyUInteger("Direct Read Bytes", NULL, c->read_bytes, es);
 		ExplainPropertyUInteger("Direct Read Waits", NULL, c->waits, es);
+		ExplainPropertyFloat("Direct Reads In Progress", NULL, inprogress, 2, es);
 		ExplainPropertyFloat("Direct Read Wait Time", "ms", (double) c->wait_us / 1000.0, 3, es);
 		ExplainPropertyUInteger("Buffered Blocks", NULL, buffered, es);
 		ExplainPropertyUInteger("Buffered Resident", NULL, c->buffered[DIO_SR_RESIDENT], es);
