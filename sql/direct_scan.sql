@@ -71,6 +71,17 @@ SELECT dio_compare('SELECT DISTINCT s FROM ds_fixed ORDER BY s', true);
 SELECT dio_compare('SELECT count(*) FROM ds WHERE id IN (SELECT b / 1000 FROM ds_fixed)');
 SELECT dio_compare('SELECT ds_fixed::text FROM ds_fixed WHERE i % 1000 = 0', true);
 SELECT dio_compare('SELECT ctid, x, i FROM ds_fixed WHERE i % 1000 = 0', true);
+-- only fixed-width columns, one added later: rows older than it lack it
+CREATE TABLE ds_fixed2 (i int, j bigint) WITH (autovacuum_enabled = off);
+INSERT INTO ds_fixed2 SELECT g, g * 2 FROM generate_series(1, 20000) g;
+ALTER TABLE ds_fixed2 ADD COLUMN k int DEFAULT 5;
+INSERT INTO ds_fixed2 SELECT g, g * 2, 6 FROM generate_series(20001, 30000) g;
+ALTER TABLE ds_fixed2 DROP COLUMN i;
+VACUUM (FREEZE) ds_fixed2;
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_fixed2');
+SELECT dio_compare('SELECT sum(k), count(*) FILTER (WHERE k = 5), sum(j) FROM ds_fixed2');
+SELECT dio_compare('SELECT k, j FROM ds_fixed2 WHERE j % 1000 = 0', true);
+DROP TABLE ds_fixed2;
 -- no column at all: rows are counted off a page without being stored
 SELECT dio_compare('SELECT count(*) FROM ds_fixed');
 SELECT dio_compare('SELECT count(*) FROM ds');
