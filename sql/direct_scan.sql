@@ -294,6 +294,7 @@ DROP FUNCTION dio_explain_json;
 SELECT dio_compare('SELECT count(*), sum(id), sum(length(c)), count(a) FROM ds');
 SELECT dio_compare('SELECT * FROM ds');
 SELECT dio_compare('SELECT a, count(*) FROM ds GROUP BY a');
+SELECT dio_compare('SELECT c, id FROM ds WHERE id % 3 = 0');	-- narrow scan tuples through Gather
 RESET parallel_leader_participation;
 SELECT dio_compare('SELECT * FROM ds');
 RESET max_parallel_workers_per_gather;
