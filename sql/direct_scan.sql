@@ -82,6 +82,22 @@ SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_fix
 SELECT dio_compare('SELECT sum(k), count(*) FILTER (WHERE k = 5), sum(j) FROM ds_fixed2');
 SELECT dio_compare('SELECT k, j FROM ds_fixed2 WHERE j % 1000 = 0', true);
 DROP TABLE ds_fixed2;
+-- a varlena right after fixed-width columns: at their end (1-byte header,
+-- TOAST pointer) or aligned (4-byte header, compressed or not)
+CREATE TABLE ds_var (s smallint, t text, u int) WITH (autovacuum_enabled = off);
+INSERT INTO ds_var
+SELECT g % 1000,
+       CASE g % 4 WHEN 0 THEN 'short' || g
+                  WHEN 1 THEN repeat('x', 200) || g
+                  WHEN 2 THEN repeat(md5(g::text), 150)
+                  ELSE (SELECT string_agg(md5(g::text || i), '') FROM generate_series(1, 300) i) END,
+       g
+  FROM generate_series(1, 4000) g;
+VACUUM (FREEZE) ds_var;
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_var');
+SELECT dio_compare('SELECT s, md5(t), length(t) FROM ds_var', true);
+SELECT dio_compare('SELECT md5(string_agg(t, '','' ORDER BY u)) FROM ds_var');
+DROP TABLE ds_var;
 -- no column at all: rows are counted off a page without being stored
 SELECT dio_compare('SELECT count(*) FROM ds_fixed');
 SELECT dio_compare('SELECT count(*) FROM ds');

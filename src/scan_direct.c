@@ -155,9 +155,11 @@ typedef struct DioScanState
 	/*
 	 * Narrow scan tuple (custom_scan_tlist, see dio_narrow_scan_tlist): column
 	 * i of the virtual scan slot is relation attribute out_attno[i].  When
-	 * every attribute up to max_attno has a fixed length, a tuple without
-	 * nulls holds attribute out_attno[i] at out_off[i] from its data start;
-	 * other tuples are deformed through deform_slot.
+	 * every attribute before max_attno has a fixed length, a tuple without
+	 * nulls holds attribute out_attno[i] at out_off[i] from its data start
+	 * (for a varlena max_attno, at out_off[i] or the next multiple of
+	 * out_alignby[i], depending on its header); other tuples are deformed
+	 * through deform_slot.
 	 */
 	bool		narrow;
 	int			nout;
@@ -165,6 +167,7 @@ typedef struct DioScanState
 	int32	   *out_off;
 	int16	   *out_len;
 	bool	   *out_byval;
+	uint8	   *out_alignby;
 	AttrNumber	max_attno;
 	bool		fixed_offsets;
 	TupleTableSlot *deform_slot;
@@ -891,7 +894,15 @@ dio_store_narrow(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
 
 		for (int i = 0; i < st->nout; i++)
 		{
-			values[i] = fetch_att(data + st->out_off[i], st->out_byval[i], st->out_len[i]);
+			int32		off_i = st->out_off[i];
+
+			if (st->out_len[i] == -1)
+			{
+				off_i = att_pointer_alignby(off_i, st->out_alignby[i], -1, data + off_i);
+				values[i] = PointerGetDatum(data + off_i);
+			}
+			else
+				values[i] = fetch_att(data + off_i, st->out_byval[i], st->out_len[i]);
 			isnull[i] = false;
 		}
 	}
@@ -1150,6 +1161,7 @@ dio_narrow_init(DioScanState *st, List *scan_tlist, EState *estate)
 	st->out_off = palloc(sizeof(int32) * st->nout);
 	st->out_len = palloc(sizeof(int16) * st->nout);
 	st->out_byval = palloc(sizeof(bool) * st->nout);
+	st->out_alignby = palloc(sizeof(uint8) * st->nout);
 	st->max_attno = 0;
 	foreach(lc, scan_tlist)
 	{
@@ -1161,13 +1173,22 @@ dio_narrow_init(DioScanState *st, List *scan_tlist, EState *estate)
 		st->max_attno = Max(st->max_attno, var->varattno);
 	}
 
-	/* offsets of the leading fixed-length attributes in a tuple without nulls */
+	/*
+	 * Offsets of the leading fixed-length attributes in a tuple without
+	 * nulls; a varlena right after them starts where they end, or aligned if
+	 * it has a 4-byte header (decided per tuple: att_pointer_alignby).
+	 */
 	fixed_off = palloc(sizeof(int32) * st->max_attno);
 	st->fixed_offsets = true;
 	for (int a = 0; a < st->max_attno; a++)
 	{
 		CompactAttribute *att = TupleDescCompactAttr(desc, a);
 
+		if (att->attlen == -1 && a == st->max_attno - 1)
+		{
+			fixed_off[a] = off;		/* not yet aligned */
+			break;
+		}
 		if (att->attlen <= 0)
 		{
 			st->fixed_offsets = false;
@@ -1184,6 +1205,7 @@ dio_narrow_init(DioScanState *st, List *scan_tlist, EState *estate)
 		st->out_off[i] = st->fixed_offsets ? fixed_off[st->out_attno[i] - 1] : -1;
 		st->out_len[i] = att->attlen;
 		st->out_byval[i] = att->attbyval;
+		st->out_alignby[i] = att->attalignby;
 	}
 	pfree(fixed_off);
 
