@@ -158,8 +158,9 @@ typedef struct DioScanState
 	 * every attribute before max_attno has a fixed length, a tuple without
 	 * nulls holds attribute out_attno[i] at out_off[i] from its data start
 	 * (for a varlena max_attno, at out_off[i] or the next multiple of
-	 * out_alignby[i], depending on its header); other tuples are deformed
-	 * through deform_slot.
+	 * out_alignby[i], depending on its header); other tuples are walked
+	 * attribute by attribute up to max_attno (att_out: the output column of
+	 * each attribute, or -1).
 	 */
 	bool		narrow;
 	int			nout;
@@ -170,7 +171,7 @@ typedef struct DioScanState
 	uint8	   *out_alignby;
 	AttrNumber	max_attno;
 	bool		fixed_offsets;
-	TupleTableSlot *deform_slot;
+	int16	   *att_out;
 
 	/* block source */
 	BlockNumber nblocks;		/* serial: blocks at scan start */
@@ -793,13 +794,11 @@ dio_buffered_page(DioScanState *st, Buffer buf)
 	st->vis_idx = 0;
 }
 
-/* The slots no longer reference the current page. */
+/* The scan slot no longer references the current page. */
 static void
 dio_clear_slots(DioScanState *st)
 {
 	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
-	if (st->deform_slot != NULL)
-		ExecClearTuple(st->deform_slot);
 }
 
 /* Done with the current buffered page. */
@@ -874,6 +873,55 @@ dio_store_tuple(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
 }
 
 /*
+ * The narrow scan tuple's columns of heap tuple 'tup', walking its attributes
+ * in order: NULLs from the null bitmap, each value at its offset aligned as
+ * its length and header require, attributes the tuple lacks (added later)
+ * from the relation's missing values.
+ */
+static void
+dio_deform_narrow(DioScanState *st, HeapTupleHeader tup, Datum *values, bool *isnull)
+{
+	TupleDesc	desc = RelationGetDescr(st->rel);
+	bool		hasnulls = (tup->t_infomask & HEAP_HASNULL) != 0;
+	char	   *data = (char *) tup + tup->t_hoff;
+	int			nfetch = Min(HeapTupleHeaderGetNatts(tup), st->max_attno);
+	uintptr_t	off = 0;
+
+	for (int a = 0; a < nfetch; a++)
+	{
+		CompactAttribute *att = TupleDescCompactAttr(desc, a);
+		int			o = st->att_out[a];
+
+		if (hasnulls && att_isnull(a, tup->t_bits))
+		{
+			if (o >= 0)
+			{
+				values[o] = (Datum) 0;
+				isnull[o] = true;
+			}
+			continue;
+		}
+		if (att->attlen == -1)
+			off = att_pointer_alignby(off, att->attalignby, -1, data + off);
+		else
+			off = att_nominal_alignby(off, att->attalignby);
+		if (o >= 0)
+		{
+			values[o] = fetchatt(att, data + off);
+			isnull[o] = false;
+		}
+		off = att_addlength_pointer(off, att->attlen, data + off);
+	}
+	for (int a = nfetch; a < st->max_attno; a++)
+	{
+		int			o = st->att_out[a];
+
+		if (o >= 0)
+			values[o] = getmissingattr(desc, a + 1, &isnull[o]);
+	}
+}
+
+/*
  * Store the columns of st->tuple that the narrow scan tuple has in the
  * (virtual) scan slot.  By-reference values point into the page, which stays
  * alive as long as a heap tuple stored in the slot would.
@@ -907,16 +955,7 @@ dio_store_narrow(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
 		}
 	}
 	else
-	{
-		TupleTableSlot *ds = dio_store_tuple(st, st->deform_slot, off);
-
-		slot_getsomeattrs(ds, st->max_attno);
-		for (int i = 0; i < st->nout; i++)
-		{
-			values[i] = ds->tts_values[st->out_attno[i] - 1];
-			isnull[i] = ds->tts_isnull[st->out_attno[i] - 1];
-		}
-	}
+		dio_deform_narrow(st, tup, values, isnull);
 	slot->tts_nvalid = st->nout;
 	slot->tts_flags &= ~TTS_FLAG_EMPTY;
 	ItemPointerSet(&slot->tts_tid, st->page_blk, off);
@@ -1148,7 +1187,7 @@ dio_scan_open(DioScanState *st)
 
 /* Set up the mapping of a narrow scan tuple (see DioScanState). */
 static void
-dio_narrow_init(DioScanState *st, List *scan_tlist, EState *estate)
+dio_narrow_init(DioScanState *st, List *scan_tlist)
 {
 	TupleDesc	desc = RelationGetDescr(st->rel);
 	int			i = 0;
@@ -1210,7 +1249,11 @@ dio_narrow_init(DioScanState *st, List *scan_tlist, EState *estate)
 	pfree(fixed_off);
 
 	/* for the other tuples */
-	st->deform_slot = ExecInitExtraTupleSlot(estate, desc, &TTSOpsHeapTuple);
+	st->att_out = palloc(sizeof(int16) * st->max_attno);
+	for (int a = 0; a < st->max_attno; a++)
+		st->att_out[a] = -1;
+	for (i = 0; i < st->nout; i++)
+		st->att_out[st->out_attno[i] - 1] = i;
 }
 
 static void
@@ -1231,7 +1274,7 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 					   node->ss.ps.ps_ResultTupleSlot->tts_tupleDescriptor->natts == 0);
 
 	if (st->narrow)
-		dio_narrow_init(st, ((CustomScan *) node->ss.ps.plan)->custom_scan_tlist, estate);
+		dio_narrow_init(st, ((CustomScan *) node->ss.ps.plan)->custom_scan_tlist);
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
