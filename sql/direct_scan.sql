@@ -71,6 +71,22 @@ SELECT dio_compare('SELECT DISTINCT s FROM ds_fixed ORDER BY s', true);
 SELECT dio_compare('SELECT count(*) FROM ds WHERE id IN (SELECT b / 1000 FROM ds_fixed)');
 SELECT dio_compare('SELECT ds_fixed::text FROM ds_fixed WHERE i % 1000 = 0', true);
 SELECT dio_compare('SELECT ctid, x, i FROM ds_fixed WHERE i % 1000 = 0', true);
+-- plan shapes above a narrow scan tuple: sort keys, merge and hash joins,
+-- window functions, sorted grouping on expressions, UNION ALL children
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT dio_compare('SELECT ds.id, f.f, f.c FROM ds JOIN ds_fixed f ON f.i = ds.id + 1 WHERE f.s < 50');
+RESET enable_nestloop;
+SET enable_mergejoin = off;
+SELECT dio_compare('SELECT ds.a, f.b FROM ds JOIN ds_fixed f ON f.i = ds.id AND f.x = ds.e - 35');
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+SET enable_hashagg = off;
+SELECT dio_compare('SELECT i % 10, sum(f), max(t) FROM ds_fixed GROUP BY 1 ORDER BY 1', true);
+RESET enable_hashagg;
+SELECT dio_compare('SELECT s, i, row_number() OVER (PARTITION BY s ORDER BY b DESC NULLS FIRST, i) FROM ds_fixed');
+SELECT dio_compare('SELECT i FROM ds_fixed WHERE s = 3 UNION ALL SELECT id FROM ds WHERE id % 1000 = 3');
+SELECT dio_compare('SELECT DISTINCT ON (s) s, i, f FROM ds_fixed ORDER BY s, f DESC', true);
 -- only fixed-width columns, one added later: rows older than it lack it
 CREATE TABLE ds_fixed2 (i int, j bigint) WITH (autovacuum_enabled = off);
 INSERT INTO ds_fixed2 SELECT g, g * 2 FROM generate_series(1, 20000) g;
