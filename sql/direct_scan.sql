@@ -165,6 +165,14 @@ INSERT INTO ds_parted SELECT id, a FROM ds;
 VACUUM ds_p1, ds_p2;
 SELECT dio_plan('SELECT * FROM ds_parted');
 SELECT dio_compare('SELECT tableoid::regclass, * FROM ds_parted');
+-- a partition whose columns lie in another order: narrow scan tuples of each
+CREATE TABLE ds_p3 (a text, x int, id int) WITH (autovacuum_enabled = off);
+ALTER TABLE ds_p3 DROP COLUMN x;
+INSERT INTO ds_p3 SELECT 'p3 ' || g, g FROM generate_series(50000, 59999) g;
+ALTER TABLE ds_parted ATTACH PARTITION ds_p3 FOR VALUES FROM (50000) TO (60000);
+VACUUM ds_p3;
+SELECT dio_compare('SELECT id, a FROM ds_parted WHERE id % 7 = 0');
+SELECT dio_compare('SELECT sum(id), count(a), max(a) FROM ds_parted');
 -- many partitions: each scan holds an engine stream only while it reads
 CREATE TABLE ds_many (id int, a text) PARTITION BY HASH (id);
 DO $$
