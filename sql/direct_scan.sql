@@ -48,6 +48,76 @@ SELECT dio_compare('SELECT id FROM ds WHERE a IS NULL OR d IS NULL', true);
 SELECT dio_compare('SELECT * FROM ds LIMIT 17', true);
 SELECT dio_compare('SELECT * FROM ds OFFSET 39000', true);
 
+-- the scan tuple holds just the columns the plan needs: leading fixed-width
+-- columns are fetched at fixed offsets, unless the row has NULLs or lacks
+-- the column (added later); other rows are deformed in full
+CREATE TABLE ds_fixed (i int, b bigint, f float8, t text, s smallint, c char(3))
+    WITH (autovacuum_enabled = off);
+INSERT INTO ds_fixed
+SELECT g, CASE WHEN g % 9 = 0 THEN NULL ELSE g * 1000 END, g / 7.0, 't' || g,
+       (g % 100)::smallint, 'c'
+  FROM generate_series(1, 30000) g;
+ALTER TABLE ds_fixed ADD COLUMN x int DEFAULT 7;
+INSERT INTO ds_fixed SELECT g, g, g, NULL, 1, NULL, g FROM generate_series(30001, 31000) g;
+VACUUM (FREEZE) ds_fixed;
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_fixed');
+EXPLAIN (VERBOSE, COSTS OFF) SELECT sum(b) FROM ds_fixed WHERE s > 3;
+SELECT dio_compare('SELECT sum(b), sum(f), count(*), count(b) FROM ds_fixed');
+SELECT dio_compare('SELECT f, i FROM ds_fixed WHERE s < 10', true);
+SELECT dio_compare('SELECT sum(x), sum(s), count(*) FROM ds_fixed WHERE b IS NULL OR x <> 7');
+SELECT dio_compare('SELECT i + s, t, c FROM ds_fixed WHERE i % 3 = 0', true);
+SELECT dio_compare('SELECT i FROM ds_fixed ORDER BY f * -1, i LIMIT 20', true);
+SELECT dio_compare('SELECT DISTINCT s FROM ds_fixed ORDER BY s', true);
+SELECT dio_compare('SELECT count(*) FROM ds WHERE id IN (SELECT b / 1000 FROM ds_fixed)');
+SELECT dio_compare('SELECT ds_fixed::text FROM ds_fixed WHERE i % 1000 = 0', true);
+SELECT dio_compare('SELECT ctid, x, i FROM ds_fixed WHERE i % 1000 = 0', true);
+-- plan shapes above a narrow scan tuple: sort keys, merge and hash joins,
+-- window functions, sorted grouping on expressions, UNION ALL children
+SET enable_hashjoin = off;
+SET enable_nestloop = off;
+SELECT dio_compare('SELECT ds.id, f.f, f.c FROM ds JOIN ds_fixed f ON f.i = ds.id + 1 WHERE f.s < 50');
+RESET enable_nestloop;
+SET enable_mergejoin = off;
+SELECT dio_compare('SELECT ds.a, f.b FROM ds JOIN ds_fixed f ON f.i = ds.id AND f.x = ds.e - 35');
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+SET enable_hashagg = off;
+SELECT dio_compare('SELECT i % 10, sum(f), max(t) FROM ds_fixed GROUP BY 1 ORDER BY 1', true);
+RESET enable_hashagg;
+SELECT dio_compare('SELECT s, i, row_number() OVER (PARTITION BY s ORDER BY b DESC NULLS FIRST, i) FROM ds_fixed');
+SELECT dio_compare('SELECT i FROM ds_fixed WHERE s = 3 UNION ALL SELECT id FROM ds WHERE id % 1000 = 3');
+SELECT dio_compare('SELECT DISTINCT ON (s) s, i, f FROM ds_fixed ORDER BY s, f DESC', true);
+-- only fixed-width columns, one added later: rows older than it lack it
+CREATE TABLE ds_fixed2 (i int, j bigint) WITH (autovacuum_enabled = off);
+INSERT INTO ds_fixed2 SELECT g, g * 2 FROM generate_series(1, 20000) g;
+ALTER TABLE ds_fixed2 ADD COLUMN k int DEFAULT 5;
+INSERT INTO ds_fixed2 SELECT g, g * 2, 6 FROM generate_series(20001, 30000) g;
+ALTER TABLE ds_fixed2 DROP COLUMN i;
+VACUUM (FREEZE) ds_fixed2;
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_fixed2');
+SELECT dio_compare('SELECT sum(k), count(*) FILTER (WHERE k = 5), sum(j) FROM ds_fixed2');
+SELECT dio_compare('SELECT k, j FROM ds_fixed2 WHERE j % 1000 = 0', true);
+DROP TABLE ds_fixed2;
+-- a varlena right after fixed-width columns: at their end (1-byte header,
+-- TOAST pointer) or aligned (4-byte header, compressed or not)
+CREATE TABLE ds_var (s smallint, t text, u int) WITH (autovacuum_enabled = off);
+INSERT INTO ds_var
+SELECT g % 1000,
+       CASE g % 4 WHEN 0 THEN 'short' || g
+                  WHEN 1 THEN repeat('x', 200) || g
+                  WHEN 2 THEN repeat(md5(g::text), 150)
+                  ELSE (SELECT string_agg(md5(g::text || i), '') FROM generate_series(1, 300) i) END,
+       g
+  FROM generate_series(1, 4000) g;
+VACUUM (FREEZE) ds_var;
+SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_var');
+SELECT dio_compare('SELECT s, md5(t), length(t) FROM ds_var', true);
+SELECT dio_compare('SELECT md5(string_agg(t, '','' ORDER BY u)) FROM ds_var');
+DROP TABLE ds_var;
+-- no column at all: rows are counted off a page without being stored
+SELECT dio_compare('SELECT count(*) FROM ds_fixed');
+SELECT dio_compare('SELECT count(*) FROM ds');
+
 -- resident blocks are read through the buffer manager
 SELECT count(*) FROM ds WHERE id < 5000;	-- makes the first blocks resident (no strategy: small table)
 SELECT nodes, direct_blocks + buffered = :ds_blocks AS accounted, resident > 0 AS some_resident
@@ -95,6 +165,14 @@ INSERT INTO ds_parted SELECT id, a FROM ds;
 VACUUM ds_p1, ds_p2;
 SELECT dio_plan('SELECT * FROM ds_parted');
 SELECT dio_compare('SELECT tableoid::regclass, * FROM ds_parted');
+-- a partition whose columns lie in another order: narrow scan tuples of each
+CREATE TABLE ds_p3 (a text, x int, id int) WITH (autovacuum_enabled = off);
+ALTER TABLE ds_p3 DROP COLUMN x;
+INSERT INTO ds_p3 SELECT 'p3 ' || g, g FROM generate_series(50000, 59999) g;
+ALTER TABLE ds_parted ATTACH PARTITION ds_p3 FOR VALUES FROM (50000) TO (60000);
+VACUUM ds_p3;
+SELECT dio_compare('SELECT id, a FROM ds_parted WHERE id % 7 = 0');
+SELECT dio_compare('SELECT sum(id), count(a), max(a) FROM ds_parted');
 -- many partitions: each scan holds an engine stream only while it reads
 CREATE TABLE ds_many (id int, a text) PARTITION BY HASH (id);
 DO $$
@@ -208,10 +286,55 @@ SELECT (n->>'Direct Blocks')::bigint + (n->>'Buffered Blocks')::bigint = :ds_blo
        (n->'Worker 0'->>'Direct Blocks')::bigint > 0 OR (n->'Worker 1'->>'Direct Blocks')::bigint > 0
            AS workers_read_directly
   FROM n;
+-- inprogress: the average number of the scan's reads in flight when one was
+-- submitted, itself included (1 .. pg_dio.queue_depth), per worker and
+-- over all of them
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+WITH n AS (
+    SELECT n FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
+                                   'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n
+), w AS (
+    SELECT (n->>'Direct Reads In Progress')::float8 AS total,
+           ARRAY[n->'Worker 0', n->'Worker 1'] AS workers
+      FROM n
+)
+SELECT total BETWEEN 1 AND current_setting('pg_dio.queue_depth')::int AS total_in_range,
+       bool_and(CASE WHEN (wk->>'Direct Reads')::bigint > 0
+                     THEN (wk->>'Direct Reads In Progress')::float8
+                          BETWEEN 1 AND current_setting('pg_dio.queue_depth')::int
+                     ELSE (wk->>'Direct Reads In Progress')::float8 = 0 END) AS workers_in_range,
+       total BETWEEN min((wk->>'Direct Reads In Progress')::float8)
+                          FILTER (WHERE (wk->>'Direct Reads')::bigint > 0)
+                 AND max((wk->>'Direct Reads In Progress')::float8) AS total_is_average
+  FROM w, unnest(workers) wk
+ GROUP BY total;
+-- serial; and the text line (numbers masked)
+SET max_parallel_workers_per_gather = 0;
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT (n->>'Direct Reads')::bigint > 0 AS read_directly,
+       (n->>'Direct Reads In Progress')::float8
+           BETWEEN 1 AND current_setting('pg_dio.queue_depth')::int AS in_range
+  FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
+                        'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n;
+CREATE FUNCTION dio_explain_direct_line(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+    l text;
+BEGIN
+    FOR l IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, BUFFERS OFF) ' || q LOOP
+        IF l LIKE '%Direct I/O:%' THEN
+            RETURN NEXT regexp_replace(l, '\d+(\.\d+)?', 'N', 'g');
+        END IF;
+    END LOOP;
+END $$;
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT dio_explain_direct_line('SELECT count(*) FROM ds');
+DROP FUNCTION dio_explain_direct_line;
+SET max_parallel_workers_per_gather = 2;
 DROP FUNCTION dio_explain_json;
 SELECT dio_compare('SELECT count(*), sum(id), sum(length(c)), count(a) FROM ds');
 SELECT dio_compare('SELECT * FROM ds');
 SELECT dio_compare('SELECT a, count(*) FROM ds GROUP BY a');
+SELECT dio_compare('SELECT c, id FROM ds WHERE id % 3 = 0');	-- narrow scan tuples through Gather
 RESET parallel_leader_participation;
 SELECT dio_compare('SELECT * FROM ds');
 RESET max_parallel_workers_per_gather;

@@ -137,6 +137,9 @@ struct DioStream
 
 	uint64		waits;			/* times the consumer waited for a read */
 	uint64		wait_us;		/* ... and how long */
+	uint64		issued;			/* reads that reached the ring ... */
+	uint64		inflight_sum;	/* ... and the sum over them of the stream's
+								 * reads in flight right after each was queued */
 
 	bool		prepared;		/* ring and buffers set up (first read) */
 	bool		unusable;		/* every read fails with unusable_reason */
@@ -432,6 +435,8 @@ dio_stream_begin(Relation rel, ForkNumber fork)
 	s->nfds = 0;
 	s->waits = 0;
 	s->wait_us = 0;
+	s->issued = 0;
+	s->inflight_sum = 0;
 	s->unusable = false;
 	s->odirect_refused = false;
 	s->primary = false;
@@ -897,6 +902,8 @@ dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
 	s->fds[r->segfd].pending++;
 	s->ninflight++;
 	dio_total_inflight++;
+	s->issued++;
+	s->inflight_sum += s->ninflight;
 	INSTR_TIME_SET_CURRENT(r->started);
 
 	dio_stats_begin_write();
@@ -1141,6 +1148,18 @@ dio_stream_wait_stats(DioStream *s, uint64 *waits, uint64 *wait_us)
 {
 	*waits = s->waits;
 	*wait_us = s->wait_us;
+}
+
+/*
+ * Reads of the stream that reached the ring, and the sum over them of the
+ * stream's reads in flight (not yet reaped) when each was queued, itself
+ * included: inflight_sum / issued is the average queue depth the stream kept.
+ */
+void
+dio_stream_inflight_stats(DioStream *s, uint64 *issued, uint64 *inflight_sum)
+{
+	*issued = s->issued;
+	*inflight_sum = s->inflight_sum;
 }
 
 void

@@ -185,6 +185,8 @@ extern void dio_advice_submit(void);
 extern int64 dio_os_cached_bytes(int fd, off_t off, size_t len);
 extern bool dio_cachestat_available(void);
 extern void dio_stream_wait_stats(DioStream *s, uint64 *waits, uint64 *wait_us);
+extern void dio_stream_inflight_stats(DioStream *s, uint64 *issued,
+									  uint64 *inflight_sum);
 extern void dio_stream_end(DioStream *s);
 extern void dio_note_fallback(DioFallback reason, const char *detail);
 

@@ -33,7 +33,9 @@
  * while tuples of its pages may still be referenced by the scan slot, and is
  * released only when the scan moves past it (the slot is cleared first).
  * Tuples of buffered pages point into a buffer we keep pinned until the scan
- * moves past the page (again clearing the slot first).
+ * moves past the page (again clearing the slot first).  The same holds for
+ * the by-reference values of a narrow scan tuple (a virtual slot holding
+ * only the columns the plan needs), which point into the page too.
  *
  * Copyright (c) 2026, pg_dio developers
  *
@@ -62,7 +64,9 @@
 #include "nodes/extensible.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
+#include "optimizer/optimizer.h"
 #include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
 #include "pgstat.h"
 #include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
@@ -102,6 +106,8 @@ typedef struct DioScanCounters
 	uint64		read_bytes;
 	uint64		waits;
 	uint64		wait_us;
+	uint64		issued;			/* reads that reached the kernel ... */
+	uint64		inflight_sum;	/* ... summed in-flight counts at their submission */
 	uint64		buffered[DIO_SR_COUNT];
 	uint64		os_cached_chunks;
 } DioScanCounters;
@@ -126,6 +132,15 @@ typedef struct DioSegment
 /* buffered stretches are long: each one restarts the heap scan's read stream */
 #define DIO_MAX_BUFFERED_RUN 65536
 
+/*
+ * A parallel scan takes blocks from the shared pool only so far ahead of what
+ * it returns: queued buffered blocks at most this many (2 MB; direct ones are
+ * bounded by the engine's queue).  Otherwise the process that starts first
+ * claims most of a warm table before the others are running, and at the end
+ * one process still works through a long queue while the others are idle.
+ */
+#define DIO_PARALLEL_BUFFERED_AHEAD 256
+
 typedef struct DioScanState
 {
 	CustomScanState css;
@@ -136,6 +151,27 @@ typedef struct DioScanState
 	bool		started;
 	bool		opened;			/* first fetch done */
 	bool		empty_tlist;	/* the plan wants no column */
+
+	/*
+	 * Narrow scan tuple (custom_scan_tlist, see dio_narrow_scan_tlist): column
+	 * i of the virtual scan slot is relation attribute out_attno[i].  When
+	 * every attribute before max_attno has a fixed length, a tuple without
+	 * nulls holds attribute out_attno[i] at out_off[i] from its data start
+	 * (for a varlena max_attno, at out_off[i] or the next multiple of
+	 * out_alignby[i], depending on its header); other tuples are walked
+	 * attribute by attribute up to max_attno (att_out: the output column of
+	 * each attribute, or -1).
+	 */
+	bool		narrow;
+	int			nout;
+	AttrNumber *out_attno;
+	int32	   *out_off;
+	int16	   *out_len;
+	bool	   *out_byval;
+	uint8	   *out_alignby;
+	AttrNumber	max_attno;
+	bool		fixed_offsets;
+	int16	   *att_out;
 
 	/* block source */
 	BlockNumber nblocks;		/* serial: blocks at scan start */
@@ -164,6 +200,7 @@ typedef struct DioScanState
 	DioSegment	segq[DIO_SEGQ_SIZE];
 	uint64		seg_first;
 	int			seg_count;
+	BlockNumber queued_buffered;	/* blocks of the queued buffered segments */
 
 	/* current direct run and page */
 	bool		have_run;
@@ -351,6 +388,75 @@ dio_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		add_partial_path(rel, (Path *) lfirst(lc));
 }
 
+/*
+ * The scan tuple the node produces: the columns the plan needs, when that is
+ * fewer than the relation's own row.
+ *
+ * Core's SeqScan is given the relation's physical row as its target list
+ * whenever its parent does not need an exact one, and then never projects:
+ * the parent deforms the heap tuple for the columns it uses.  A CustomScan is
+ * always given the exact target list (createplan.c's use_physical_tlist
+ * excludes custom paths), so with the relation's row as scan tuple each row
+ * would be projected, a second slot filled, on top of the deforming.  With a
+ * scan tuple of just the plain Vars needed (target list first, in its order,
+ * then those only the quals use), a target list of plain Vars matches the scan
+ * tuple exactly and the node projects nothing; the node deforms the heap tuple
+ * itself, straight into the scan slot (dio_store_narrow).
+ *
+ * NIL (scan tuple = the relation's row) for an empty target list, one that is
+ * already the relation's row, and anything but plain user-column Vars of this
+ * relation (system columns, whole-row Vars, placeholders).
+ */
+static List *
+dio_narrow_scan_tlist(RelOptInfo *rel, List *tlist, List *quals)
+{
+	List	   *vars;
+	List	   *scan_tlist;
+	ListCell   *lc;
+	int			resno = 1;
+	bool		physical = true;
+
+	if (tlist == NIL)
+		return NIL;
+	foreach(lc, tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+
+		if (!IsA(var, Var) || var->varattno != resno++)
+			physical = false;
+	}
+	if (physical && list_length(tlist) == rel->max_attr)
+		return NIL;
+
+	/*
+	 * createplan.c may add to a projection-capable child's target list after
+	 * PlanCustomPath (sort keys, unique-ification columns): such additions use
+	 * only Vars the relation has to emit anyway, so with all of the
+	 * relation's output Vars in the scan tuple setrefs.c finds each one.
+	 */
+	vars = pull_var_clause((Node *) tlist, PVC_RECURSE_AGGREGATES |
+						   PVC_RECURSE_WINDOWFUNCS | PVC_INCLUDE_PLACEHOLDERS);
+	vars = list_concat(vars, pull_var_clause((Node *) rel->reltarget->exprs,
+											 PVC_RECURSE_AGGREGATES |
+											 PVC_RECURSE_WINDOWFUNCS |
+											 PVC_INCLUDE_PLACEHOLDERS));
+	vars = list_concat(vars, pull_var_clause((Node *) quals, PVC_RECURSE_AGGREGATES |
+											 PVC_RECURSE_WINDOWFUNCS |
+											 PVC_INCLUDE_PLACEHOLDERS));
+	foreach(lc, vars)
+	{
+		Var		   *var = (Var *) lfirst(lc);
+
+		if (!IsA(var, Var) || var->varno != (int) rel->relid ||
+			var->varlevelsup != 0 || var->varattno <= 0 ||
+			var->varreturningtype != VAR_RETURNING_DEFAULT)
+			return NIL;
+	}
+	scan_tlist = add_to_flat_tlist(NIL, vars);
+	return scan_tlist;
+}
+
 static Plan *
 dio_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 					 List *tlist, List *clauses, List *custom_plans)
@@ -364,7 +470,7 @@ dio_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->custom_plans = NIL;
 	cscan->custom_exprs = NIL;
 	cscan->custom_private = NIL;
-	cscan->custom_scan_tlist = NIL;
+	cscan->custom_scan_tlist = dio_narrow_scan_tlist(rel, tlist, cscan->scan.plan.qual);
 	cscan->custom_relids = NULL;
 	cscan->methods = &dio_scan_methods;
 	return &cscan->scan.plan;
@@ -456,10 +562,11 @@ dio_classify(DioScanState *st, BlockNumber blk)
 		return DIO_SR_RESIDENT;
 	if (!VM_ALL_VISIBLE(st->rel, blk, &st->vmbuf))
 		return DIO_SR_NOT_ALL_VISIBLE;
-	if (dio_block_resident(st->rel, blk))
-		return DIO_SR_RESIDENT;
+	/* (per chunk, before the buffer mapping lookup each block would cost) */
 	if (pg_dio_os_cache_check && dio_chunk_os_cached(st, blk))
 		return DIO_SR_OS_CACHED;
+	if (dio_block_resident(st->rel, blk))
+		return DIO_SR_RESIDENT;
 	return -1;
 }
 
@@ -526,12 +633,16 @@ dio_fill(DioScanState *st)
 	{
 		int			cls;
 		int			c2;
-		BlockNumber first = dio_source_next(st, &cls);
+		BlockNumber first;
 		BlockNumber n = 1;
-		bool		direct = (cls < 0);
+		bool		direct;
 		BlockNumber limit;
 		DioSegment *seg;
 
+		if (st->shared != NULL && st->queued_buffered >= DIO_PARALLEL_BUFFERED_AHEAD)
+			break;
+		first = dio_source_next(st, &cls);
+		direct = (cls < 0);
 		if (first == InvalidBlockNumber)
 			break;
 		if (direct && !dio_stream_can_submit(st->stream))
@@ -540,7 +651,12 @@ dio_fill(DioScanState *st)
 			break;
 		}
 
-		limit = direct ? (BlockNumber) st->max_run : DIO_MAX_BUFFERED_RUN;
+		if (direct)
+			limit = (BlockNumber) st->max_run;
+		else if (st->shared != NULL)
+			limit = DIO_PARALLEL_BUFFERED_AHEAD - st->queued_buffered;
+		else
+			limit = DIO_MAX_BUFFERED_RUN;
 		while (n < limit)
 		{
 			BlockNumber b;
@@ -566,6 +682,8 @@ dio_fill(DioScanState *st)
 		seg->start = first;
 		seg->nblocks = n;
 		st->seg_count++;
+		if (!direct)
+			st->queued_buffered += n;
 		CHECK_FOR_INTERRUPTS();
 	}
 }
@@ -643,6 +761,14 @@ dio_buffered_page(DioScanState *st, Buffer buf)
 	maxoff = PageGetMaxOffsetNumber(page);
 	all_visible = PageIsAllVisible(page) && !st->snapshot->takenDuringRecovery;
 	st->nvis = 0;
+	if (all_visible && !st->check_serializable)
+	{
+		/* every normal line pointer is a visible tuple: nothing to check */
+		for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
+			if (ItemIdIsNormal(PageGetItemId(page, off)))
+				st->vis[st->nvis++] = off;
+		maxoff = InvalidOffsetNumber;	/* skip the loop below */
+	}
 	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
 	{
 		ItemId		lp = PageGetItemId(page, off);
@@ -668,11 +794,18 @@ dio_buffered_page(DioScanState *st, Buffer buf)
 	st->vis_idx = 0;
 }
 
+/* The scan slot no longer references the current page. */
+static void
+dio_clear_slots(DioScanState *st)
+{
+	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
+}
+
 /* Done with the current buffered page. */
 static void
 dio_buffered_release(DioScanState *st)
 {
-	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
+	dio_clear_slots(st);
 	ReleaseBuffer(st->cur_buf);
 	st->cur_buf = InvalidBuffer;
 	st->page = NULL;
@@ -703,7 +836,7 @@ dio_page_usable(DioScanState *st, Page page, BlockNumber blk)
 static void
 dio_release_run(DioScanState *st)
 {
-	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
+	dio_clear_slots(st);
 	dio_stats_count_blocks(st->run_direct, DIO_FB_VERIFY, st->run_verify);
 	if (st->run.nvalid < st->run.nblocks)
 		dio_stats_count_blocks(0, st->run.reason, st->run.nblocks - st->run.nvalid);
@@ -739,6 +872,97 @@ dio_store_tuple(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
 	return slot;
 }
 
+/*
+ * The narrow scan tuple's columns of heap tuple 'tup', walking its attributes
+ * in order: NULLs from the null bitmap, each value at its offset aligned as
+ * its length and header require, attributes the tuple lacks (added later)
+ * from the relation's missing values.
+ */
+static void
+dio_deform_narrow(DioScanState *st, HeapTupleHeader tup, Datum *values, bool *isnull)
+{
+	TupleDesc	desc = RelationGetDescr(st->rel);
+	bool		hasnulls = (tup->t_infomask & HEAP_HASNULL) != 0;
+	char	   *data = (char *) tup + tup->t_hoff;
+	int			nfetch = Min(HeapTupleHeaderGetNatts(tup), st->max_attno);
+	uintptr_t	off = 0;
+
+	for (int a = 0; a < nfetch; a++)
+	{
+		CompactAttribute *att = TupleDescCompactAttr(desc, a);
+		int			o = st->att_out[a];
+
+		if (hasnulls && att_isnull(a, tup->t_bits))
+		{
+			if (o >= 0)
+			{
+				values[o] = (Datum) 0;
+				isnull[o] = true;
+			}
+			continue;
+		}
+		if (att->attlen == -1)
+			off = att_pointer_alignby(off, att->attalignby, -1, data + off);
+		else
+			off = att_nominal_alignby(off, att->attalignby);
+		if (o >= 0)
+		{
+			values[o] = fetchatt(att, data + off);
+			isnull[o] = false;
+		}
+		off = att_addlength_pointer(off, att->attlen, data + off);
+	}
+	for (int a = nfetch; a < st->max_attno; a++)
+	{
+		int			o = st->att_out[a];
+
+		if (o >= 0)
+			values[o] = getmissingattr(desc, a + 1, &isnull[o]);
+	}
+}
+
+/*
+ * Store the columns of st->tuple that the narrow scan tuple has in the
+ * (virtual) scan slot.  By-reference values point into the page, which stays
+ * alive as long as a heap tuple stored in the slot would.
+ */
+static inline TupleTableSlot *
+dio_store_narrow(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
+{
+	HeapTupleHeader tup = st->tuple.t_data;
+	Datum	   *values = slot->tts_values;
+	bool	   *isnull = slot->tts_isnull;
+
+	if (unlikely(TTS_SHOULDFREE(slot)))
+		ExecClearTuple(slot);
+	if (likely(st->fixed_offsets && !HeapTupleHasNulls(&st->tuple) &&
+			   HeapTupleHeaderGetNatts(tup) >= st->max_attno))
+	{
+		char	   *data = (char *) tup + tup->t_hoff;
+
+		for (int i = 0; i < st->nout; i++)
+		{
+			int32		off_i = st->out_off[i];
+
+			if (st->out_len[i] == -1)
+			{
+				off_i = att_pointer_alignby(off_i, st->out_alignby[i], -1, data + off_i);
+				values[i] = PointerGetDatum(data + off_i);
+			}
+			else
+				values[i] = fetch_att(data + off_i, st->out_byval[i], st->out_len[i]);
+			isnull[i] = false;
+		}
+	}
+	else
+		dio_deform_narrow(st, tup, values, isnull);
+	slot->tts_nvalid = st->nout;
+	slot->tts_flags &= ~TTS_FLAG_EMPTY;
+	ItemPointerSet(&slot->tts_tid, st->page_blk, off);
+	slot->tts_tableOid = st->tuple.t_tableOid;
+	return slot;
+}
+
 static TupleTableSlot *
 dio_scan_next(ScanState *ss)
 {
@@ -757,6 +981,8 @@ dio_scan_next(ScanState *ss)
 			st->tuple.t_len = ItemIdGetLength(lp);
 			ItemPointerSet(&st->tuple.t_self, st->page_blk, off);
 			pgstat_count_heap_getnext(st->rel);
+			if (st->narrow)
+				return dio_store_narrow(st, slot, off);
 			return dio_store_tuple(st, slot, off);
 		}
 		if (st->cur_buf != InvalidBuffer)
@@ -788,6 +1014,7 @@ dio_scan_next(ScanState *ss)
 				continue;
 			}
 			st->buffered_active = false;
+			st->queued_buffered -= st->segq[st->seg_first % DIO_SEGQ_SIZE].nblocks;
 			st->seg_first++;
 			st->seg_count--;
 		}
@@ -887,7 +1114,8 @@ dio_create_scan_state(CustomScan *cscan)
 
 	NodeSetTag(st, T_CustomScanState);
 	st->css.methods = &dio_exec_methods;
-	st->css.slotOps = &TTSOpsHeapTuple;
+	st->narrow = (cscan->custom_scan_tlist != NIL);
+	st->css.slotOps = st->narrow ? &TTSOpsVirtual : &TTSOpsHeapTuple;
 	return (Node *) st;
 }
 
@@ -904,6 +1132,7 @@ dio_scan_reset(DioScanState *st)
 	st->buffered_active = false;
 	st->single_blk = InvalidBlockNumber;
 	st->seg_first = st->seg_count = 0;
+	st->queued_buffered = 0;
 	st->bq_seq = 0;
 	st->bq_off = 0;
 	st->held_blk = InvalidBlockNumber;
@@ -956,6 +1185,77 @@ dio_scan_open(DioScanState *st)
 	st->opened = true;
 }
 
+/* Set up the mapping of a narrow scan tuple (see DioScanState). */
+static void
+dio_narrow_init(DioScanState *st, List *scan_tlist)
+{
+	TupleDesc	desc = RelationGetDescr(st->rel);
+	int			i = 0;
+	int32		off = 0;
+	int32	   *fixed_off;
+	ListCell   *lc;
+
+	st->nout = list_length(scan_tlist);
+	st->out_attno = palloc(sizeof(AttrNumber) * st->nout);
+	st->out_off = palloc(sizeof(int32) * st->nout);
+	st->out_len = palloc(sizeof(int16) * st->nout);
+	st->out_byval = palloc(sizeof(bool) * st->nout);
+	st->out_alignby = palloc(sizeof(uint8) * st->nout);
+	st->max_attno = 0;
+	foreach(lc, scan_tlist)
+	{
+		Var		   *var = castNode(Var, lfirst_node(TargetEntry, lc)->expr);
+
+		if (var->varattno <= 0 || var->varattno > desc->natts)
+			elog(ERROR, "pg_dio: unexpected column %d in scan tuple", var->varattno);
+		st->out_attno[i++] = var->varattno;
+		st->max_attno = Max(st->max_attno, var->varattno);
+	}
+
+	/*
+	 * Offsets of the leading fixed-length attributes in a tuple without
+	 * nulls; a varlena right after them starts where they end, or aligned if
+	 * it has a 4-byte header (decided per tuple: att_pointer_alignby).
+	 */
+	fixed_off = palloc(sizeof(int32) * st->max_attno);
+	st->fixed_offsets = true;
+	for (int a = 0; a < st->max_attno; a++)
+	{
+		CompactAttribute *att = TupleDescCompactAttr(desc, a);
+
+		if (att->attlen == -1 && a == st->max_attno - 1)
+		{
+			fixed_off[a] = off;		/* not yet aligned */
+			break;
+		}
+		if (att->attlen <= 0)
+		{
+			st->fixed_offsets = false;
+			break;
+		}
+		off = att_nominal_alignby(off, att->attalignby);
+		fixed_off[a] = off;
+		off += att->attlen;
+	}
+	for (i = 0; i < st->nout; i++)
+	{
+		CompactAttribute *att = TupleDescCompactAttr(desc, st->out_attno[i] - 1);
+
+		st->out_off[i] = st->fixed_offsets ? fixed_off[st->out_attno[i] - 1] : -1;
+		st->out_len[i] = att->attlen;
+		st->out_byval[i] = att->attbyval;
+		st->out_alignby[i] = att->attalignby;
+	}
+	pfree(fixed_off);
+
+	/* for the other tuples */
+	st->att_out = palloc(sizeof(int16) * st->max_attno);
+	for (int a = 0; a < st->max_attno; a++)
+		st->att_out[a] = -1;
+	for (i = 0; i < st->nout; i++)
+		st->att_out[st->out_attno[i] - 1] = i;
+}
+
 static void
 dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 {
@@ -973,6 +1273,9 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 					   node->ss.ps.ps_ResultTupleSlot != NULL &&
 					   node->ss.ps.ps_ResultTupleSlot->tts_tupleDescriptor->natts == 0);
 
+	if (st->narrow)
+		dio_narrow_init(st, ((CustomScan *) node->ss.ps.plan)->custom_scan_tlist);
+
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 
@@ -987,6 +1290,35 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 		PredicateLockRelation(st->rel, st->snapshot);
 	st->post_check = !DataChecksumsEnabled();
 	st->started = true;
+}
+
+/*
+ * The next row of a scan without columns and without quals (count(*)): the
+ * parent sees only that a row is there, so the rows of the current page are
+ * counted off without storing them anywhere.  The result slot holds an
+ * empty virtual tuple from the first row to the last.
+ */
+static TupleTableSlot *
+dio_next_empty_row(DioScanState *st)
+{
+	TupleTableSlot *res = st->css.ss.ps.ps_ResultTupleSlot;
+
+	if (st->vis_idx < st->nvis)
+	{
+		st->vis_idx++;
+		pgstat_count_heap_getnext(st->rel);
+	}
+	else
+	{
+		/* the next page: its first row (TupIsNull evaluates twice) */
+		TupleTableSlot *slot = dio_scan_next(&st->css.ss);
+
+		if (TupIsNull(slot))
+			return ExecClearTuple(res);
+	}
+	if (TTS_EMPTY(res))
+		ExecStoreVirtualTuple(res);
+	return res;
 }
 
 /*
@@ -1012,6 +1344,8 @@ dio_exec_scan(CustomScanState *node)
 	 * exact one, here empty.  Produce the empty row without running the
 	 * projection.
 	 */
+	if (st->empty_tlist && qual == NULL)
+		return dio_next_empty_row(st);
 	if (st->empty_tlist)
 	{
 		TupleTableSlot *res = node->ss.ps.ps_ResultTupleSlot;
@@ -1115,6 +1449,8 @@ dio_counters_add(DioScanCounters *dst, const DioScanCounters *src)
 	dst->read_bytes += src->read_bytes;
 	dst->waits += src->waits;
 	dst->wait_us += src->wait_us;
+	dst->issued += src->issued;
+	dst->inflight_sum += src->inflight_sum;
 	dst->os_cached_chunks += src->os_cached_chunks;
 	for (int i = 0; i < DIO_SR_COUNT; i++)
 		dst->buffered[i] += src->buffered[i];
@@ -1129,11 +1465,16 @@ dio_current_counters(DioScanState *st)
 	if (st->stream != NULL)
 	{
 		uint64		waits,
-					wait_us;
+					wait_us,
+					issued,
+					inflight_sum;
 
 		dio_stream_wait_stats(st->stream, &waits, &wait_us);
 		c.waits += waits;
 		c.wait_us += wait_us;
+		dio_stream_inflight_stats(st->stream, &issued, &inflight_sum);
+		c.issued += issued;
+		c.inflight_sum += inflight_sum;
 	}
 	return c;
 }
@@ -1169,6 +1510,9 @@ dio_explain_counters(const DioScanCounters *c, ExplainState *es)
 {
 	uint64		buffered = 0;
 
+	/* average reads in flight when one was submitted, itself included */
+	double		inprogress = c->issued ? (double) c->inflight_sum / c->issued : 0.0;
+
 	for (int i = 0; i < DIO_SR_COUNT; i++)
 		buffered += c->buffered[i];
 
@@ -1176,10 +1520,10 @@ dio_explain_counters(const DioScanCounters *c, ExplainState *es)
 	{
 		ExplainIndentText(es);
 		appendStringInfo(es->str, "Direct I/O: blocks=" UINT64_FORMAT " count=" UINT64_FORMAT
-						 " waits=" UINT64_FORMAT " size=%.0fkB wait time=%.3f ms\n",
+						 " waits=" UINT64_FORMAT " size=%.0fkB inprogress=%.2f wait time=%.3f ms\n",
 						 c->direct_blocks, c->reads, c->waits,
 						 c->reads ? (double) c->read_bytes / c->reads / 1024.0 : 0.0,
-						 (double) c->wait_us / 1000.0);
+						 inprogress, (double) c->wait_us / 1000.0);
 		ExplainIndentText(es);
 		appendStringInfo(es->str, "Buffered: blocks=" UINT64_FORMAT, buffered);
 		for (int i = 0; i < DIO_SR_COUNT; i++)
@@ -1196,6 +1540,7 @@ dio_explain_counters(const DioScanCounters *c, ExplainState *es)
 		ExplainPropertyUInteger("Direct Reads", NULL, c->reads, es);
 		ExplainPropertyUInteger("Direct Read Bytes", NULL, c->read_bytes, es);
 		ExplainPropertyUInteger("Direct Read Waits", NULL, c->waits, es);
+		ExplainPropertyFloat("Direct Reads In Progress", NULL, inprogress, 2, es);
 		ExplainPropertyFloat("Direct Read Wait Time", "ms", (double) c->wait_us / 1000.0, 3, es);
 		ExplainPropertyUInteger("Buffered Blocks", NULL, buffered, es);
 		ExplainPropertyUInteger("Buffered Resident", NULL, c->buffered[DIO_SR_RESIDENT], es);

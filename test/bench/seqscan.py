@@ -19,6 +19,13 @@ verified cold with pg_dio_residency before they start.  fio reads the table's se
 for the device's limit.  CPU is system-wide CPU time (/proc/stat) during the
 query, so I/O workers and parallel workers count.
 
+OS-cached (the table in the OS page cache, evicted from shared buffers only,
+pg_dio_evict(rel, false), before every query) and warm (a 5M-row table in
+shared_buffers = 2GB): DirectSeqScan on and off alternated in one psql session
+(A B A B ..., PAIRS pairs after one unmeasured pair), count and sum, 0 and 2
+workers; the report gives the median of the pairs' ratios.  The OS-cached pairs
+run right after a priming read: the VM reclaims an idle page cache in ~30 s.
+
 Needs: the bench cluster (test/bench/run.sh brings it up), psql, fio.
 """
 import json
@@ -50,6 +57,8 @@ CONFIGS = {
     "pg_dio": ({**MAX_COMBINE, "io_method": "worker"}, {"pg_dio.enable_direct_scan": "on"}),
 }
 CORE_BUFFERED = ("core-sync", "core-worker", "core-worker-1M")
+# OS-cached and warm: alternated pairs per query and worker count
+PAIRS = 10
 # parallel workers per query: 0, 1 and 2; quick mode (10 minutes) runs sum
 # with 0 and 2 only
 
@@ -121,6 +130,38 @@ def run_query(session, query, workers):
     return ms / 1000.0, (c1 - c0) / hz
 
 
+def alternated_pairs(query, workers, pairs, before="", table="pgbench_accounts"):
+    """DirectSeqScan on and off alternated (A B A B ...) in one psql session,
+    after one unmeasured pair: [(on_seconds, off_seconds)] per pair.  On a
+    noisy machine only such same-run pairs compare; 'before' runs untimed
+    ahead of every query (e.g. evicting the table from shared buffers)."""
+    lines = [f"SET max_parallel_workers_per_gather = {workers};",
+             "SET enable_indexonlyscan = off; SET enable_indexscan = off; SET enable_bitmapscan = off;",
+             "SET pg_dio.direct_scan_threshold = 0;"]
+    for i in range(pairs + 1):
+        for on in ("on", "off"):
+            lines.append(f"SET pg_dio.enable_direct_scan = {on};")
+            if before:
+                lines.append(before)
+            if i == 0:
+                lines.append(f"{query};")
+            else:
+                lines += ["\\timing on", "\\echo MARK", f"{query};", "\\timing off"]
+    out = subprocess.run(["psql", "-X", "-At", "-q", "-v", "ON_ERROR_STOP=1"],
+                         input="\n".join(lines) + "\n", capture_output=True, text=True,
+                         check=True).stdout
+    times, mark = [], False
+    for line in out.splitlines():
+        if line == "MARK":
+            mark = True
+        elif mark and line.startswith("Time:"):
+            times.append(float(line.split()[1]) / 1000.0)
+            mark = False
+    if len(times) != 2 * pairs:
+        sys.exit(f"alternated_pairs: {len(times)} timings for {pairs} pairs of {query}")
+    return list(zip(times[0::2], times[1::2]))
+
+
 def plan_of(session, query, workers):
     sets = "".join(f"SET {k} = '{v}';\n" for k, v in session.items())
     sql = (f"{sets}SET max_parallel_workers_per_gather = {workers};\n"
@@ -170,32 +211,29 @@ def main(out_dir, scale, rounds, warm_scale):
                           f"{cpu / gib:.2f} CPU s/GiB", flush=True)
     results["cold_verified"] = cold_ok
 
-    # OS-cached: right after a priming run, shared buffers emptied by a restart
-    for r in range(rounds):
-        for name in ("core-worker", "pg_dio"):
-            srv, sess = CONFIGS[name]
-            restart(srv)
-            run_query(CONFIGS["core-worker"][1], queries["count"], 0)	# prime the OS cache
-            restart(srv, force=True)	# empty shared buffers
-            secs, cpu = run_query(sess, queries["count"], 0)
-            results["os_cached"].setdefault(name, []).append({"seconds": secs, "gib_s": gib / secs})
-            print(f"  OS-cached {name}: {secs:.2f} s", flush=True)
-
-    # warm: a table that fits in shared buffers, all resident
+    # OS-cached (in the OS page cache, not in shared buffers: evicted from
+    # shared buffers only before every query) and warm (all in shared
+    # buffers): DirectSeqScan on/off alternated in one session right after a
+    # priming read, since the VM reclaims an idle page cache within ~30 s
     restart({**CONFIGS["core-worker"][0], "shared_buffers": "2GB"})
     psql("CREATE TABLE IF NOT EXISTS warm_accounts AS SELECT * FROM pgbench_accounts "
          f"WHERE aid <= {warm_scale * 100000}")
     psql("VACUUM warm_accounts")
     psql("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
-    psql("SELECT pg_prewarm('warm_accounts')")
-    wq = "SELECT count(*) FROM warm_accounts"
-    for r in range(rounds):
-        for name in ("core-worker", "pg_dio"):
-            sess = dict(CONFIGS[name][1])
-            sess["pg_dio.direct_scan_threshold"] = "0"
-            secs, cpu = run_query(sess, wq, 0)
-            results["warm"].setdefault(name, []).append({"seconds": secs})
-            print(f"  warm {name}: {secs:.3f} s", flush=True)
+    for qname in queries:
+        for w in (0, 2):
+            key = f"{qname}/{w}"
+            wq = queries[qname].replace("pgbench_accounts", "warm_accounts")
+            psql("SELECT pg_prewarm('warm_accounts')")
+            results["warm"][key] = alternated_pairs(wq, w, PAIRS)
+            run_query(CONFIGS["core-worker"][1], queries[qname], 0)	# prime the OS cache
+            results["os_cached"][key] = alternated_pairs(
+                queries[qname], w, PAIRS,
+                before="SELECT 1 FROM pg_dio_evict('pgbench_accounts', false);")
+            for kind in ("warm", "os_cached"):
+                r = [on / off for on, off in results[kind][key]]
+                print(f"  {kind} {key}: pg_dio/core median {statistics.median(r):.3f} "
+                      f"({min(r):.3f}-{max(r):.3f}), {len(r)} pairs", flush=True)
     restart(CONFIGS["core-worker"][0])
 
     with open(os.path.join(out_dir, "seqscan.json"), "w") as f:
@@ -226,12 +264,19 @@ def main(out_dir, scale, rounds, warm_scale):
                              f"{mm([x['cpu_s_per_gib'] for x in runs])} | "
                              f"{statistics.median(g) / best:.2f} | "
                              f"{statistics.median(g) / fio['median']:.2f} |")
-    lines += ["", "| OS-cached / warm (count, 0 workers) | core-worker s | pg_dio s | pg_dio/core |",
-              "|---|---|---|---|"]
+    lines += ["", f"OS-cached ({gib:.2f} GiB table, evicted from shared buffers only before each "
+              f"query) and warm ({warm_scale * 100000} rows in shared_buffers = 2GB): DirectSeqScan "
+              f"on and off alternated in one session, {PAIRS} pairs after one unmeasured pair; "
+              "median of the pairs' ratios (min–max), medians of the times.", "",
+              "| kind | query | workers | pg_dio/core | core s | pg_dio s |",
+              "|---|---|---|---|---|---|"]
     for kind in ("os_cached", "warm"):
-        c = statistics.median([x["seconds"] for x in results[kind]["core-worker"]])
-        d = statistics.median([x["seconds"] for x in results[kind]["pg_dio"]])
-        lines.append(f"| {kind} | {c:.3f} | {d:.3f} | {d / c:.2f} |")
+        for key, runs in results[kind].items():
+            qname, w = key.split("/")
+            r = [on / off for on, off in runs]
+            lines.append(f"| {kind} | {qname} | {w} | {mm(r, '{:.3f}')} | "
+                         f"{statistics.median([off for _, off in runs]):.3f} | "
+                         f"{statistics.median([on for on, _ in runs]):.3f} |")
     write_report(out_dir, "seqscan.md", lines)
 
 
