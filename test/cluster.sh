@@ -71,6 +71,10 @@ start)
 		} | as_server tee "$DATA/pg_dio.conf" >/dev/null
 	fi
 	if ! as_server "$BINDIR/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
+		# pg_dio registers each backend's I/O buffers with its ring: locked
+		# memory, 8 MB for all of a user's processes by default (a server
+		# would set LimitMEMLOCK); raise it for the throwaway cluster if we can
+		ulimit -l unlimited 2>/dev/null || true
 		as_server "$BINDIR/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 start >/dev/null ||
 			{ tail -n 30 "$DIR/server.log" >&2; die "cluster $name did not start"; }
 	fi
