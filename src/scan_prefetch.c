@@ -925,6 +925,17 @@ pf_stream_next_block(ReadStream *stream, void *private, void *per_buffer_data)
 	return result;
 }
 
+/* A wait for a block of us microseconds counts when longer than PF_WAIT_US. */
+static inline void
+pf_count_wait(PfScanState *st, int64 us)
+{
+	if (us > PF_WAIT_US)
+	{
+		st->c.waits++;
+		st->c.wait_us += us;
+	}
+}
+
 /*
  * read_stream_next_buffer() with the accounting: blocks it read (minus the
  * index and VM blocks our callback read meanwhile) and, with timing, how
@@ -945,16 +956,10 @@ pf_stream_buffer(PfScanState *st)
 	if (st->timing)
 	{
 		instr_time	t1;
-		int64		us;
 
 		INSTR_TIME_SET_CURRENT(t1);
 		INSTR_TIME_SUBTRACT(t1, t0);
-		us = (int64) INSTR_TIME_GET_MICROSEC(t1) - (int64) (st->cb_us - cb_us0);
-		if (us > PF_WAIT_US)
-		{
-			st->c.waits++;
-			st->c.wait_us += us;
-		}
+		pf_count_wait(st, (int64) INSTR_TIME_GET_MICROSEC(t1) - (int64) (st->cb_us - cb_us0));
 	}
 	st->c.blocks_read += (pf_blocks_read_now() - reads0) - (st->cb_reads - cb_reads0);
 	return buf;
@@ -1011,10 +1016,10 @@ pf_next_entry(PfScanState *st)
 		 * lately): take the next TID straight from the index, with no queue
 		 * entry, and its block unless it is the current one, as core's index
 		 * scan does.  The first block that needs a read starts the
-		 * look-ahead.  (Index-only TIDs that need the heap are queued: the
-		 * look-ahead would move the index scan off their index data.)
+		 * look-ahead.  (Index-only scans never get here with nothing queued:
+		 * see pf_next.)
 		 */
-		if (st->selfread && st->self_dist == 1)
+		if (st->selfread && st->self_dist == 1 && !st->index_only)
 		{
 			ItemPointer tid = pf_read_tid(st);
 			BlockNumber blk;
@@ -1023,46 +1028,19 @@ pf_next_entry(PfScanState *st)
 				return NULL;
 			st->cur.tid = *tid;
 			st->cur.copy = NULL;
-			st->cur.flags = PF_IN_SCAN | (st->scan->xs_recheck ? PF_RECHECK : 0);
-			if (!pf_needs_heap(st, tid))
-				return &st->cur;
-			if (!st->index_only)
+			st->cur.flags = PF_IN_SCAN | PF_NEED_HEAP |
+				(st->scan->xs_recheck ? PF_RECHECK : 0);
+			blk = ItemPointerGetBlockNumber(tid);
+			if (blk != st->last_blk || !BufferIsValid(st->cur_buf))
 			{
-				st->cur.flags |= PF_NEED_HEAP;
-				blk = ItemPointerGetBlockNumber(tid);
-				if (blk != st->last_blk || !BufferIsValid(st->cur_buf))
-				{
-					st->cur.flags |= PF_GROUP_START | PF_SYNC;
-					st->last_blk = blk;
-					if (BufferIsValid(st->cur_buf))
-						ReleaseBuffer(st->cur_buf);
-					st->self_ahead++;
-					pf_read_self(st, &st->cur, blk);
-				}
-				return &st->cur;
+				st->cur.flags |= PF_GROUP_START | PF_SYNC;
+				st->last_blk = blk;
+				if (BufferIsValid(st->cur_buf))
+					ReleaseBuffer(st->cur_buf);
+				st->self_ahead++;
+				pf_read_self(st, &st->cur, blk);
 			}
-			pf_queue_tid(st, tid, true);
-		}
-
-		/*
-		 * Index-only: read the next TID here; if its block is all-visible,
-		 * return it straight from the index scan, with no copy and no stream,
-		 * as core does.  Otherwise queue it for the stream's callback.
-		 */
-		else if (st->index_only)
-		{
-			ItemPointer tid = pf_read_tid(st);
-
-			if (tid == NULL)
-				return NULL;
-			if (!pf_needs_heap(st, tid))
-			{
-				st->cur.tid = *tid;
-				st->cur.flags = PF_IN_SCAN | (st->scan->xs_recheck ? PF_RECHECK : 0);
-				st->cur.copy = NULL;
-				return &st->cur;
-			}
-			pf_queue_tid(st, tid, true);
+			return &st->cur;
 		}
 
 		pf_feed(st);
@@ -1134,16 +1112,10 @@ pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk)
 		if (st->timing && reads > 0)
 		{
 			instr_time	t1;
-			uint64		us;
 
 			INSTR_TIME_SET_CURRENT(t1);
 			INSTR_TIME_SUBTRACT(t1, t0);
-			us = INSTR_TIME_GET_MICROSEC(t1);
-			if (us > PF_WAIT_US)
-			{
-				st->c.waits++;
-				st->c.wait_us += us;
-			}
+			pf_count_wait(st, (int64) INSTR_TIME_GET_MICROSEC(t1));
 		}
 	}
 	if (!st->selfread)
@@ -1344,12 +1316,27 @@ pf_start(PfScanState *st)
 	st->started = true;
 }
 
+/*
+ * A row the index said to recheck: do the original index quals hold?  Counts
+ * it as removed by recheck (core's Rows Removed by Index Recheck) if not.
+ */
+static inline bool
+pf_recheck_quals(PfScanState *st, TupleTableSlot *slot)
+{
+	ExprContext *econtext = st->css.ss.ps.ps_ExprContext;
+
+	econtext->ecxt_scantuple = slot;
+	if (ExecQualAndReset(st->qualorig, econtext))
+		return true;
+	InstrCountFiltered2(&st->css.ss, 1);
+	return false;
+}
+
 static TupleTableSlot *
 pf_next(ScanState *ss)
 {
 	PfScanState *st = (PfScanState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
-	ExprContext *econtext = ss->ps.ps_ExprContext;
 	Relation	heap = ss->ss_currentRelation;
 	Snapshot	snapshot = ss->ps.state->es_snapshot;
 
@@ -1362,53 +1349,10 @@ pf_next(ScanState *ss)
 		while (index_getnext_slot(st->scan, ForwardScanDirection, slot))
 		{
 			CHECK_FOR_INTERRUPTS();
-			if (st->scan->xs_recheck)
-			{
-				econtext->ecxt_scantuple = slot;
-				if (!ExecQualAndReset(st->qualorig, econtext))
-				{
-					InstrCountFiltered2(ss, 1);
-					continue;
-				}
-			}
-			return slot;
+			if (!st->scan->xs_recheck || pf_recheck_quals(st, slot))
+				return slot;
 		}
 		return ExecClearTuple(slot);
-	}
-
-	/*
-	 * Index-only scan with nothing queued: as core's index-only scan, a TID
-	 * whose block is all-visible goes from the index straight to the slot.
-	 * The first that needs the heap is queued and the general path takes it.
-	 */
-	while (st->index_only && st->head == st->tail && !st->index_done)
-	{
-		ItemPointer tid;
-
-		CHECK_FOR_INTERRUPTS();
-		tid = pf_read_tid(st);
-		if (tid == NULL)
-			return ExecClearTuple(slot);
-		if (pf_needs_heap(st, tid))
-		{
-			pf_queue_tid(st, tid, true);
-			pf_feed(st);
-			break;
-		}
-		PredicateLockPage(heap, ItemPointerGetBlockNumber(tid), snapshot);
-		st->cur.flags = PF_IN_SCAN;
-		st->cur.copy = NULL;
-		pf_store_index_data(st, slot, &st->cur);
-		if (st->scan->xs_recheck)
-		{
-			econtext->ecxt_scantuple = slot;
-			if (!ExecQualAndReset(st->qualorig, econtext))
-			{
-				InstrCountFiltered2(ss, 1);
-				continue;
-			}
-		}
-		return slot;
 	}
 
 	for (;;)
@@ -1416,6 +1360,33 @@ pf_next(ScanState *ss)
 		PfEntry    *e;
 
 		CHECK_FOR_INTERRUPTS();
+
+		/*
+		 * Index-only scan with nothing queued: as core's index-only scan, a
+		 * TID whose block is all-visible goes from the index straight to the
+		 * slot, with no queue entry and no copy.  One that needs the heap is
+		 * queued and handed to the look-ahead.
+		 */
+		if (st->index_only && st->head == st->tail && !st->index_done)
+		{
+			ItemPointer tid = pf_read_tid(st);
+
+			if (tid == NULL)
+				return ExecClearTuple(slot);
+			if (!pf_needs_heap(st, tid))
+			{
+				PredicateLockPage(heap, ItemPointerGetBlockNumber(tid), snapshot);
+				st->cur.flags = PF_IN_SCAN;
+				st->cur.copy = NULL;
+				pf_store_index_data(st, slot, &st->cur);
+				if (!st->scan->xs_recheck || pf_recheck_quals(st, slot))
+					return slot;
+				continue;
+			}
+			pf_queue_tid(st, tid, true);
+			pf_feed(st);
+		}
+
 		e = pf_next_entry(st);
 		if (e == NULL)
 			return ExecClearTuple(slot);
@@ -1455,16 +1426,8 @@ pf_next(ScanState *ss)
 		if (st->index_only)
 			pf_store_index_data(st, slot, e);
 
-		if (e->flags & PF_RECHECK)
-		{
-			econtext->ecxt_scantuple = slot;
-			if (!ExecQualAndReset(st->qualorig, econtext))
-			{
-				InstrCountFiltered2(ss, 1);
-				continue;
-			}
-		}
-		return slot;
+		if (!(e->flags & PF_RECHECK) || pf_recheck_quals(st, slot))
+			return slot;
 	}
 }
 
