@@ -790,6 +790,22 @@ dio_handle_cqe(uint64 ud, int res)
 	}
 }
 
+/* Handle every completion that is in the completion queue. */
+static void
+dio_reap_ready(void)
+{
+	struct io_uring_cqe *cqe;
+	unsigned	head;
+	unsigned	n = 0;
+
+	io_uring_for_each_cqe(&dio_ring, head, cqe)
+	{
+		dio_handle_cqe(io_uring_cqe_get_data64(cqe), cqe->res);
+		n++;
+	}
+	io_uring_cq_advance(&dio_ring, n);
+}
+
 /*
  * Wait up to DIO_WAIT_TIMEOUT_MS for completions and handle all that are
  * there.  Never raises an error; returns false if the ring failed.
@@ -802,8 +818,6 @@ dio_wait_and_reap(bool count_wait, uint64 *waited_us)
 	instr_time	start,
 				end;
 	int			ret;
-	unsigned	head;
-	unsigned	n = 0;
 
 	dio_flush();
 	if (dio_broken)
@@ -835,12 +849,7 @@ dio_wait_and_reap(bool count_wait, uint64 *waited_us)
 		return false;
 	}
 
-	io_uring_for_each_cqe(&dio_ring, head, cqe)
-	{
-		dio_handle_cqe(io_uring_cqe_get_data64(cqe), cqe->res);
-		n++;
-	}
-	io_uring_cq_advance(&dio_ring, n);
+	dio_reap_ready();
 	return true;
 }
 
@@ -1124,22 +1133,13 @@ dio_stream_advise(DioStream *s, BlockNumber blk)
 void
 dio_advice_submit(void)
 {
-	struct io_uring_cqe *cqe;
-	unsigned	head;
-	unsigned	n = 0;
-
 	if (dio_ring_state <= 0 || dio_broken)
 		return;
 	dio_flush();
 	if (dio_broken)
 		return;
 	(void) io_uring_get_events(&dio_ring);
-	io_uring_for_each_cqe(&dio_ring, head, cqe)
-	{
-		dio_handle_cqe(io_uring_cqe_get_data64(cqe), cqe->res);
-		n++;
-	}
-	io_uring_cq_advance(&dio_ring, n);
+	dio_reap_ready();
 }
 
 /* How often, and how long, the stream's consumer waited for reads. */
