@@ -794,18 +794,11 @@ dio_buffered_page(DioScanState *st, Buffer buf)
 	st->vis_idx = 0;
 }
 
-/* The scan slot no longer references the current page. */
-static void
-dio_clear_slots(DioScanState *st)
-{
-	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
-}
-
 /* Done with the current buffered page. */
 static void
 dio_buffered_release(DioScanState *st)
 {
-	dio_clear_slots(st);
+	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
 	ReleaseBuffer(st->cur_buf);
 	st->cur_buf = InvalidBuffer;
 	st->page = NULL;
@@ -836,7 +829,7 @@ dio_page_usable(DioScanState *st, Page page, BlockNumber blk)
 static void
 dio_release_run(DioScanState *st)
 {
-	dio_clear_slots(st);
+	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
 	dio_stats_count_blocks(st->run_direct, DIO_FB_VERIFY, st->run_verify);
 	if (st->run.nvalid < st->run.nblocks)
 		dio_stats_count_blocks(0, st->run.reason, st->run.nblocks - st->run.nvalid);
