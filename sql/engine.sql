@@ -36,6 +36,13 @@ SET pg_dio.io_size = '1MB';
 SET pg_dio.queue_depth = 2;
 SELECT reads = ceil(blocks / 128.0) AS mb_reads, direct_blocks = blocks AS all_direct
   FROM pg_dio_read('dio_t');
+-- a 32MB pool, more than RLIMIT_MEMLOCK lets most accounts pin: the part
+-- the kernel registered and the rest both read every block, verified
+SET pg_dio.io_size = '256kB';
+SET pg_dio.queue_depth = 128;
+SELECT reads = ceil(blocks / 32.0) AS reads_32, direct_blocks = blocks AS all_direct,
+       checksum_failures
+  FROM pg_dio_read('dio_t');
 SET pg_dio.io_size = '40kB';	-- 5 blocks: runs do not divide the table evenly
 SELECT reads = ceil(blocks / 5.0) AS reads_5, direct_blocks = blocks AS all_direct
   FROM pg_dio_read('dio_t');

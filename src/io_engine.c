@@ -52,6 +52,7 @@
 #include "storage/ipc.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
 #include "pg_dio.h"
@@ -159,7 +160,8 @@ static char *dio_pool_mem = NULL;
 static size_t dio_pool_size = 0;
 static int	dio_pool_nreqs = 0;
 static uint32 dio_pool_req_bytes = 0;
-static bool dio_pool_registered = false;
+static int	dio_pool_nregistered = 0;	/* leading buffers registered */
+static TimestampTz dio_pool_register_tried = 0;
 static bool dio_pool_in_use = false;
 
 static DioStream *dio_streams[DIO_MAX_STREAMS];
@@ -281,48 +283,84 @@ dio_ring_ensure(void)
 }
 
 /*
- * (Re)build the registered pool for the current settings.  Only called when
- * no stream uses it, so no read can target it.
+ * Register as many leading buffers of the pool as the kernel takes.  Pinned
+ * buffers are charged to RLIMIT_MEMLOCK, which all of the server account's
+ * processes share, and an exited backend's ring gives its share back only
+ * some time after the exit.  So take what fits now (halving on failure) and
+ * try for the rest again at a later stream start; buffers beyond the
+ * registered ones are read unregistered, which costs the kernel a page walk
+ * per read and is otherwise the same.
+ */
+static void
+dio_pool_register(void)
+{
+	struct iovec iov[DIO_MAX_QUEUE_DEPTH];
+	TimestampTz now;
+
+	if (dio_pool_nregistered == dio_pool_nreqs)
+		return;
+	now = GetCurrentTimestamp();
+	if (dio_pool_register_tried != 0 &&
+		!TimestampDifferenceExceeds(dio_pool_register_tried, now, 1000))
+		return;
+	dio_pool_register_tried = now;
+
+	if (dio_pool_nregistered > 0)
+		io_uring_unregister_buffers(&dio_ring);
+	dio_pool_nregistered = 0;
+
+	for (int i = 0; i < dio_pool_nreqs; i++)
+	{
+		iov[i].iov_base = dio_pool_mem + (size_t) i * dio_pool_req_bytes;
+		iov[i].iov_len = dio_pool_req_bytes;
+	}
+	for (int n = dio_pool_nreqs; n > 0; n /= 2)
+	{
+		if (io_uring_register_buffers(&dio_ring, iov, n) == 0)
+		{
+			dio_pool_nregistered = n;
+			break;
+		}
+	}
+	if (dio_pool_nregistered < dio_pool_nreqs)
+		elog(DEBUG1, "pg_dio: registered %d of %d I/O buffers (RLIMIT_MEMLOCK); the others are read unregistered",
+			 dio_pool_nregistered, dio_pool_nreqs);
+}
+
+/*
+ * (Re)build the pool for the current settings.  Only called when no stream
+ * uses it, so no read can target it.
  */
 static bool
 dio_pool_prepare(int nreqs, uint32 req_bytes)
 {
 	size_t		size = (size_t) nreqs * req_bytes;
-	struct iovec iov[DIO_MAX_QUEUE_DEPTH];
 	char	   *mem;
 
 	Assert(!dio_pool_in_use);
-	if (dio_pool_mem != NULL && dio_pool_nreqs == nreqs &&
-		dio_pool_req_bytes == req_bytes)
-		return true;
-
-	if (dio_pool_mem != NULL)
+	if (dio_pool_mem == NULL || dio_pool_nreqs != nreqs ||
+		dio_pool_req_bytes != req_bytes)
 	{
-		if (dio_pool_registered)
-			io_uring_unregister_buffers(&dio_ring);
-		munmap(dio_pool_mem, dio_pool_size);
-		dio_pool_mem = NULL;
-		dio_pool_registered = false;
-	}
+		if (dio_pool_mem != NULL)
+		{
+			if (dio_pool_nregistered > 0)
+				io_uring_unregister_buffers(&dio_ring);
+			munmap(dio_pool_mem, dio_pool_size);
+			dio_pool_mem = NULL;
+			dio_pool_nregistered = 0;
+		}
 
-	mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (mem == MAP_FAILED)
-		return false;
-	dio_pool_mem = mem;
-	dio_pool_size = size;
-	dio_pool_nreqs = nreqs;
-	dio_pool_req_bytes = req_bytes;
-
-	for (int i = 0; i < nreqs; i++)
-	{
-		iov[i].iov_base = mem + (size_t) i * req_bytes;
-		iov[i].iov_len = req_bytes;
+		mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (mem == MAP_FAILED)
+			return false;
+		dio_pool_mem = mem;
+		dio_pool_size = size;
+		dio_pool_nreqs = nreqs;
+		dio_pool_req_bytes = req_bytes;
+		dio_pool_register_tried = 0;
 	}
-	/* may fail on RLIMIT_MEMLOCK: then reads use unregistered buffers */
-	dio_pool_registered = (io_uring_register_buffers(&dio_ring, iov, nreqs) == 0);
-	if (!dio_pool_registered)
-		elog(DEBUG1, "pg_dio: could not register I/O buffers; using unregistered reads");
+	dio_pool_register();
 	return true;
 }
 
@@ -403,7 +441,7 @@ dio_stream_prepare(DioStream *s)
 		DioReq	   *r = &s->reqs[i];
 
 		r->buf = s->mem ? s->mem + (size_t) i * req_bytes : NULL;
-		r->buf_index = (s->primary && dio_pool_registered) ? i : -1;
+		r->buf_index = (s->primary && i < dio_pool_nregistered) ? i : -1;
 	}
 }
 
@@ -1226,6 +1264,11 @@ dio_stream_teardown(DioStream *s)
 		if (s->primary)
 		{
 			dio_pool_mem = NULL;	/* never reused nor unmapped */
+			/*
+			 * Nor is its registration used again: a later pool's reads go
+			 * unregistered (registering anew fails while it stays).
+			 */
+			dio_pool_nregistered = 0;
 			dio_pool_in_use = false;
 		}
 		return;
