@@ -35,6 +35,11 @@ include $(PGXS)
 CC_UNKNOWN_FLAGS := $(shell for f in -Wmissing-variable-declarations; do \
 	echo 'int x;' | $(CC) $$f -x c -c -o /dev/null - 2>/dev/null || echo $$f; done)
 override CFLAGS := $(filter-out $(CC_UNKNOWN_FLAGS),$(CFLAGS))
+# PostgreSQL's checksum algorithm built for AVX2 (src/checksum_avx2.c; used
+# only on CPUs that have it), vectorized like core's own build of it
+ifeq ($(shell uname -m),x86_64)
+src/checksum_avx2.o: override CFLAGS += -mavx2 -funroll-loops -ftree-vectorize
+endif
 else
 all install installcheck:
 	@echo "pg_dio: no PostgreSQL 18 found; run 'make demo', 'make test' or test/setup.sh first" >&2; exit 1

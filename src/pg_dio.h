@@ -17,6 +17,7 @@
 #include "common/relpath.h"
 #include "port/atomics.h"
 #include "storage/block.h"
+#include "storage/bufpage.h"
 #include "storage/relfilelocator.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
@@ -189,5 +190,13 @@ extern void dio_stream_inflight_stats(DioStream *s, uint64 *issued,
 									  uint64 *inflight_sum);
 extern void dio_stream_end(DioStream *s);
 extern void dio_note_fallback(DioFallback reason, const char *detail);
+
+/* ---------- page verification (verify.c, checksum_avx2.c) ---------- */
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define DIO_HAVE_AVX2_CHECKSUM 1
+extern uint16 dio_checksum_page_avx2(char *page, BlockNumber blkno);
+#endif
+extern bool dio_page_verified(Page page, BlockNumber blkno, bool *checksum_failure);
 
 #endif							/* PG_DIO_H */

@@ -21,8 +21,9 @@
  * taken during recovery and the transaction is not SERIALIZABLE, (2) the
  * visibility map says all-visible, (3) the block is not in shared buffers
  * (buffer mapping lookup under the partition lock); and its image is used only
- * if (4) it passes page verification and has PD_ALL_VISIBLE (and, without
- * data checksums, the block is still not resident).  Everything else goes
+ * if (4) it passes page verification (PageIsVerified's test, verify.c) and
+ * has PD_ALL_VISIBLE (and, without data checksums, the block is still not
+ * resident).  Everything else goes
  * through the buffer manager: a core read stream with a bulk-read strategy,
  * and page-at-a-time visibility checks as core's heap scan makes them (hint
  * bits, serializable conflict checks).  Chunks of 8 MB that are mostly in
@@ -811,9 +812,9 @@ dio_page_usable(DioScanState *st, Page page, BlockNumber blk)
 {
 	bool		checksum_failure = false;
 
-	if (!PageIsVerified(page, blk, 0, &checksum_failure))
+	if (!dio_page_verified(page, blk, &checksum_failure))
 		return false;
-	if (PageIsNew(page) || !PageIsAllVisible(page))
+	if (!PageIsAllVisible(page))
 		return false;
 
 	/*
