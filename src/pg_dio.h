@@ -197,6 +197,8 @@ extern void dio_note_fallback(DioFallback reason, const char *detail);
 #define DIO_HAVE_AVX2_CHECKSUM 1
 extern uint16 dio_checksum_page_avx2(char *page, BlockNumber blkno);
 #endif
+/* is the block of the relation's main fork in shared buffers? (scan_direct.c) */
+extern bool dio_block_resident(Relation rel, BlockNumber blk);
 extern bool dio_page_verified(Page page, BlockNumber blkno, bool *checksum_failure);
 
 #endif							/* PG_DIO_H */

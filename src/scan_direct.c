@@ -482,7 +482,7 @@ dio_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
  * ====================================================================== */
 
 /* Is the block in shared buffers (valid or being read)? */
-static bool
+bool
 dio_block_resident(Relation rel, BlockNumber blk)
 {
 	BufferTag	tag;

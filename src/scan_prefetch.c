@@ -111,6 +111,7 @@
 #define PF_IN_SCAN			0x10	/* no copy: the data is the index scan's */
 #define PF_SYNC				0x20	/* group start read by the consumer itself */
 #define PF_OS_CACHED		0x40	/* ... because the OS page cache has it */
+#define PF_ADVISED			0x80	/* ... after advising the kernel to read it */
 
 typedef struct PfEntry
 {
@@ -209,8 +210,9 @@ typedef struct PfScanState
 	bool		advice;			/* also posix_fadvise each block handed out */
 	bool		selfread;		/* advise ahead, read every block ourselves */
 	int			self_ahead;		/* selfread: group starts queued, not consumed */
-	int			self_dist;		/* selfread: look-ahead wanted (group starts) */
-	int			self_max;		/* selfread: its maximum */
+	int			self_ios;		/* selfread: of those, advised */
+	int			self_dist;		/* selfread: advised blocks wanted ahead */
+	int			self_max;		/* selfread: its maximum, the I/O concurrency */
 	DioStream  *oscheck;		/* pg_dio stream, for its fds: cachestat, advice */
 	bool		engine_off;		/* no pg_dio stream to be had */
 	bool		advice_queued;	/* advice queued on pg_dio's ring, not sent */
@@ -846,14 +848,25 @@ pf_look_ahead(PfScanState *st)
 		{
 			e->flags |= PF_GROUP_START | PF_SYNC;
 			st->last_blk = blk;
-			if (st->self_dist > 1)
+			st->self_ahead++;
+			if (st->self_dist == 1)
+				break;
+			/*
+			 * As a read stream counts I/Os against the I/O concurrency and
+			 * blocks against its capacity: only a block that needs a read
+			 * is advised and counts against the look-ahead wanted, one in
+			 * shared buffers or the OS page cache does not.
+			 */
+			if (pf_block_os_cached(st, blk))
+				e->flags |= PF_OS_CACHED;
+			else if (!dio_block_resident(st->scan->heapRelation, blk))
 			{
-				if (pf_block_os_cached(st, blk))
-					e->flags |= PF_OS_CACHED;
-				else if (pf_advise(st, blk))
+				e->flags |= PF_ADVISED;
+				st->self_ios++;
+				if (pf_advise(st, blk))
 					st->c.advised++;
 			}
-			if (++st->self_ahead >= st->self_dist)
+			if (st->self_ios >= st->self_dist || st->self_ahead >= (int) st->capacity)
 				break;
 			continue;
 		}
@@ -1128,6 +1141,8 @@ pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk)
 			st->c.dist_max = st->self_ahead;
 	}
 	st->self_ahead--;
+	if (e->flags & PF_ADVISED)
+		st->self_ios--;
 	if (reads > 0)
 		st->self_dist = Min(st->self_dist * 2, st->self_max);
 	else if (st->self_dist > 1)
@@ -1136,8 +1151,8 @@ pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk)
 	 * Top up a quarter at a time: advice goes out in batches.  Not while the
 	 * look-ahead is one: then the next TID is taken when it is wanted.
 	 */
-	if (st->self_dist > 1 &&
-		st->self_ahead <= st->self_dist - Max(1, st->self_dist / 4) && !st->index_done)
+	if (st->self_dist > 1 && !st->index_done &&
+		st->self_ios <= st->self_dist - Max(1, st->self_dist / 4))
 		(void) pf_look_ahead(st);
 }
 
@@ -1162,6 +1177,7 @@ pf_queue_reset(PfScanState *st)
 	st->last_blk = InvalidBlockNumber;
 	st->groups_ahead = 0;
 	st->self_ahead = 0;
+	st->self_ios = 0;
 	st->self_dist = 1;
 }
 
@@ -1300,9 +1316,10 @@ pf_start(PfScanState *st)
 	/*
 	 * Unless core's I/O is truly asynchronous (io_method=io_uring), read the
 	 * heap blocks ourselves after advising them (see pf_look_ahead): at most
-	 * the tablespace's I/O concurrency ahead, as many reads as the stream
-	 * would have in flight.  The stream stays idle.  Not without read-ahead
-	 * (no MVCC) or I/O concurrency.
+	 * the tablespace's I/O concurrency of advised blocks ahead, as many reads
+	 * as the stream would have in flight, and at most the stream's capacity
+	 * of blocks.  The stream stays idle.  Not without read-ahead (no MVCC) or
+	 * I/O concurrency.
 	 */
 	st->self_max = get_tablespace_io_concurrency(ss->ss_currentRelation->rd_rel->reltablespace);
 	st->selfread = pg_dio_index_prefetch_advice &&
@@ -1310,9 +1327,8 @@ pf_start(PfScanState *st)
 		st->prefetch && st->self_max > 0 &&
 		!RelationUsesLocalBuffers(ss->ss_currentRelation);
 	st->self_ahead = 0;
+	st->self_ios = 0;
 	st->self_dist = 1;
-	if (st->selfread)
-		st->capacity = st->self_max;
 	st->started = true;
 }
 
