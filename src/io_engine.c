@@ -146,6 +146,7 @@ struct DioStream
 	bool		unusable;		/* every read fails with unusable_reason */
 	DioFallback unusable_reason;
 	bool		odirect_refused;
+	bool		buffered;		/* read-ahead only: fds without O_DIRECT */
 };
 
 /* the ring */
@@ -477,6 +478,7 @@ dio_stream_begin(Relation rel, ForkNumber fork)
 	s->inflight_sum = 0;
 	s->unusable = false;
 	s->odirect_refused = false;
+	s->buffered = false;
 	s->primary = false;
 	s->mem = NULL;
 	s->mem_size = 0;
@@ -604,7 +606,8 @@ dio_stream_segfd(DioStream *s, BlockNumber segno, DioFallback *reason)
 		if (s->fds[i].fd >= 0 && s->fds[i].segno == segno)
 			return i;
 
-	if (s->odirect_refused || pg_dio_inject_fault == DIO_FAULT_ODIRECT_EINVAL)
+	if (!s->buffered &&
+		(s->odirect_refused || pg_dio_inject_fault == DIO_FAULT_ODIRECT_EINVAL))
 	{
 		*reason = DIO_FB_NO_ODIRECT;
 		if (!s->odirect_refused)
@@ -657,7 +660,7 @@ dio_stream_segfd(DioStream *s, BlockNumber segno, DioFallback *reason)
 	else
 		strlcpy(segpath, path.str, sizeof(segpath));
 
-	fd = open(segpath, O_RDONLY | PG_O_DIRECT | O_CLOEXEC);
+	fd = open(segpath, O_RDONLY | (s->buffered ? 0 : PG_O_DIRECT) | O_CLOEXEC);
 	if (fd < 0)
 	{
 		int			save_errno = errno;
@@ -903,6 +906,7 @@ dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
 	DioFallback reason = DIO_FB_IO_ERROR;
 	BlockNumber segno = first / RELSEG_SIZE;
 
+	Assert(!s->buffered);
 	if (!dio_stream_can_submit(s) || nblocks <= 0 ||
 		nblocks > dio_stream_max_blocks(s) ||
 		(first + nblocks - 1) / RELSEG_SIZE != segno)
@@ -1134,13 +1138,38 @@ dio_stream_os_cached(DioStream *s, BlockNumber first, int nblocks)
 }
 
 /*
- * Queue posix_fadvise(POSIX_FADV_WILLNEED) for block blk of the stream's
- * fork as an io_uring operation: the kernel runs it in its own workers, so
- * neither the page-cache allocation nor the device submission of the read it
- * starts costs this process CPU.  Nothing is read into our memory, so a
- * pending one needs no care (the kernel holds its own file reference).
- * Queued only; dio_advice_submit() sends what is queued.  False if it cannot
- * be done this way (no ring, no fd): the caller advises by other means.
+ * Where read-ahead reads copy their data to: nowhere anybody looks.  Every
+ * such read writes this one block, in this process, in the kernel's task
+ * work; it is never freed nor used for anything else, so it needs no care
+ * while reads are pending, also after ERROR or at exit.
+ */
+static PGIOAlignedBlock dio_readahead_sink;
+
+/*
+ * Open a read-ahead stream on the main fork: its segment files are opened
+ * without O_DIRECT, for cachestat (dio_stream_os_cached) and for reading
+ * blocks into the OS page cache ahead of the buffer manager
+ * (dio_stream_advise).  It never reads into memory of its own.
+ */
+DioStream *
+dio_stream_begin_readahead(Relation rel)
+{
+	DioStream  *s = dio_stream_begin(rel, MAIN_FORKNUM);
+
+	s->buffered = true;
+	return s;
+}
+
+/*
+ * Queue a buffered read of block blk into the sink: the kernel starts the
+ * read of the block into the OS page cache right at submission, in this
+ * process and batched with the others submitted with it, and later copies
+ * the block to the sink; the buffer manager then finds it in the page cache.
+ * This costs less than posix_fadvise(POSIX_FADV_WILLNEED) -- in this process
+ * or as IORING_OP_FADVISE in the kernel's worker threads -- which submits
+ * each block to the device on its own.  Queued only; dio_advice_submit()
+ * sends what is queued.  False if it cannot be done this way (no ring, no
+ * fd): the caller advises by other means.
  */
 bool
 dio_stream_advise(DioStream *s, BlockNumber blk)
@@ -1149,6 +1178,7 @@ dio_stream_advise(DioStream *s, BlockNumber blk)
 	int			segfd;
 	struct io_uring_sqe *sqe;
 
+	Assert(s->buffered);
 	if (s->unusable || dio_broken || !dio_ring_ensure())
 		return false;
 	segfd = dio_stream_segfd(s, blk / RELSEG_SIZE, &reason);
@@ -1157,8 +1187,8 @@ dio_stream_advise(DioStream *s, BlockNumber blk)
 	sqe = dio_get_sqe();
 	if (sqe == NULL)
 		return false;
-	io_uring_prep_fadvise(sqe, s->fds[segfd].fd, (off_t) (blk % RELSEG_SIZE) * BLCKSZ,
-						  BLCKSZ, POSIX_FADV_WILLNEED);
+	io_uring_prep_read(sqe, s->fds[segfd].fd, dio_readahead_sink.data, BLCKSZ,
+					   (off_t) (blk % RELSEG_SIZE) * BLCKSZ);
 	io_uring_sqe_set_data64(sqe, DIO_UD(DIO_UD_ADVICE, s->index, 0));
 	dio_sq_pending++;
 	return true;

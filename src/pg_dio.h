@@ -189,6 +189,7 @@ extern void dio_stream_wait_stats(DioStream *s, uint64 *waits, uint64 *wait_us);
 extern void dio_stream_inflight_stats(DioStream *s, uint64 *issued,
 									  uint64 *inflight_sum);
 extern void dio_stream_end(DioStream *s);
+extern DioStream *dio_stream_begin_readahead(Relation rel);
 extern void dio_note_fallback(DioFallback reason, const char *detail);
 
 /* ---------- page verification (verify.c, checksum_avx2.c) ---------- */

@@ -728,7 +728,7 @@ pf_engine_stream(PfScanState *st)
 			!dio_stream_slot_free())
 			st->engine_off = true;
 		else
-			st->oscheck = dio_stream_begin(heap, MAIN_FORKNUM);
+			st->oscheck = dio_stream_begin_readahead(heap);
 	}
 	return st->oscheck;
 }
@@ -785,8 +785,8 @@ pf_block_os_cached(PfScanState *st, BlockNumber blk)
  * the hard cap, and after every TID without MVCC (no read-ahead).
  */
 /*
- * Advise the kernel to read a heap block: through pg_dio's io_uring ring when
- * it can (the kernel's workers do the work, off this CPU), else with
+ * Have the kernel read a heap block into the OS page cache: a buffered read
+ * on pg_dio's io_uring ring when it can (dio_stream_advise), else
  * posix_fadvise through core's PrefetchBuffer (which skips blocks in shared
  * buffers).
  */
@@ -1880,7 +1880,7 @@ dio_prefetch_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("pg_dio.index_prefetch_advice",
-							 "With io_method=worker or sync, PrefetchIndexScan advises the kernel of the heap blocks ahead (through pg_dio's io_uring ring, else posix_fadvise) and reads them itself instead of through the read stream.",
+							 "With io_method=worker or sync, PrefetchIndexScan has the kernel read the heap blocks ahead into the OS page cache (buffered reads on pg_dio's io_uring ring, else posix_fadvise) and reads them itself instead of through the read stream.",
 							 NULL,
 							 &pg_dio_index_prefetch_advice,
 							 true,
