@@ -866,6 +866,13 @@ SELECT actual_rows, blocks_requested < 100 AS few_requested, blocks_read < 100 A
   FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
 RESET pg_dio.index_prefetch_advice;
 SELECT pf_compare('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
+-- the read-ahead reaches the OS page cache: the blocks it read ahead that the
+-- LIMIT left unconsumed are in the OS page cache but not in shared buffers
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, blocks_advised > 0 AS advised
+  FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 300');
+SELECT os_cache > shared_buffers AS read_ahead_in_os_cache
+  FROM pg_dio_residency('pf_big') WHERE fork = 'main';
 -- index-only, all-visible: nothing to read, long runs without blocks
 SELECT heap_fetches, blocks_requested FROM pf_stats('SELECT id FROM pf_big WHERE id < 40000');
 
