@@ -207,6 +207,7 @@ typedef struct PfScanState
 	/* heap side */
 	bool		started;
 	bool		prefetch;		/* MVCC snapshot: read ahead */
+	bool		queued;			/* prefetch or index-only: TIDs are queued */
 	bool		advice;			/* also posix_fadvise each block handed out */
 	bool		selfread;		/* advise ahead, read every block ourselves */
 	int			self_ahead;		/* selfread: group starts queued, not consumed */
@@ -1303,12 +1304,8 @@ pf_start(PfScanState *st)
 		index_rescan(st->scan, st->keys, st->nkeys, NULL, 0);
 
 	st->prefetch = IsMVCCSnapshot(estate->es_snapshot);
-	if (st->prefetch || st->index_only)
-		st->stream = read_stream_begin_relation(READ_STREAM_DEFAULT, NULL,
-												ss->ss_currentRelation,
-												MAIN_FORKNUM,
-												pf_stream_next_block, st, 0);
-	if (st->stream)
+	st->queued = st->prefetch || st->index_only;
+	if (st->queued)
 		st->capacity = pf_stream_capacity(ss->ss_currentRelation);
 	st->timing = ss->ps.instrument != NULL && ss->ps.instrument->need_timer;
 	st->advice = pg_dio_index_prefetch_advice && io_method == IOMETHOD_WORKER;
@@ -1318,8 +1315,8 @@ pf_start(PfScanState *st)
 	 * heap blocks ourselves after advising them (see pf_look_ahead): at most
 	 * the tablespace's I/O concurrency of advised blocks ahead, as many reads
 	 * as the stream would have in flight, and at most the stream's capacity
-	 * of blocks.  The stream stays idle.  Not without read-ahead (no MVCC) or
-	 * I/O concurrency.
+	 * of blocks.  Then no stream is begun.  Not without read-ahead (no MVCC)
+	 * or I/O concurrency.
 	 */
 	st->self_max = get_tablespace_io_concurrency(ss->ss_currentRelation->rd_rel->reltablespace);
 	st->selfread = pg_dio_index_prefetch_advice &&
@@ -1329,6 +1326,11 @@ pf_start(PfScanState *st)
 	st->self_ahead = 0;
 	st->self_ios = 0;
 	st->self_dist = 1;
+	if (st->queued && !st->selfread)
+		st->stream = read_stream_begin_relation(READ_STREAM_DEFAULT, NULL,
+												ss->ss_currentRelation,
+												MAIN_FORKNUM,
+												pf_stream_next_block, st, 0);
 	st->started = true;
 }
 
@@ -1359,7 +1361,7 @@ pf_next(ScanState *ss)
 	if (!st->started)
 		pf_start(st);
 
-	if (st->stream == NULL)
+	if (!st->queued)
 	{
 		/* not MVCC: exactly core's index scan */
 		while (index_getnext_slot(st->scan, ForwardScanDirection, slot))
