@@ -192,14 +192,17 @@ extern void dio_stream_end(DioStream *s);
 extern DioStream *dio_stream_begin_readahead(Relation rel);
 extern void dio_note_fallback(DioFallback reason, const char *detail);
 
+/* ---------- shared buffers (scan_direct.c) ---------- */
+
+/* is the block of the relation's main fork in shared buffers? */
+extern bool dio_block_resident(Relation rel, BlockNumber blk);
+
 /* ---------- page verification (verify.c, checksum_avx2.c) ---------- */
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define DIO_HAVE_AVX2_CHECKSUM 1
 extern uint16 dio_checksum_page_avx2(char *page, BlockNumber blkno);
 #endif
-/* is the block of the relation's main fork in shared buffers? (scan_direct.c) */
-extern bool dio_block_resident(Relation rel, BlockNumber blk);
 extern bool dio_page_verified(Page page, BlockNumber blkno, bool *checksum_failure);
 
 #endif							/* PG_DIO_H */
