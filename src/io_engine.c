@@ -329,6 +329,38 @@ dio_pool_register(void)
 }
 
 /*
+ * Anonymous memory for reads, aligned to and advised onto transparent huge
+ * pages where the kernel has them.  A 256 kB read into 4 kB pages is a
+ * scatter list of 64 segments (and a 1 MB read exceeds virtio-blk's 254 and
+ * is split in two); into a huge page it is one contiguous segment.  If no
+ * huge page is free the kernel maps small pages: still correct.  The mapping
+ * is exactly 'size' bytes long, so munmap(mem, size) releases it.
+ */
+static char *
+dio_map_io_mem(size_t size)
+{
+	const size_t huge = 2 * 1024 * 1024;
+	size_t		len = size + huge;
+	char	   *raw;
+	char	   *mem;
+	size_t		head;
+
+	raw = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED)
+		return NULL;
+	mem = (char *) TYPEALIGN(huge, raw);
+	head = mem - raw;
+	if (head > 0)
+		munmap(raw, head);
+	munmap(mem + size, len - head - size);
+#ifdef MADV_HUGEPAGE
+	(void) madvise(mem, size, MADV_HUGEPAGE);
+#endif
+	return mem;
+}
+
+/*
  * (Re)build the pool for the current settings.  Only called when no stream
  * uses it, so no read can target it.
  */
@@ -351,9 +383,8 @@ dio_pool_prepare(int nreqs, uint32 req_bytes)
 			dio_pool_nregistered = 0;
 		}
 
-		mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (mem == MAP_FAILED)
+		mem = dio_map_io_mem(size);
+		if (mem == NULL)
 			return false;
 		dio_pool_mem = mem;
 		dio_pool_size = size;
@@ -421,10 +452,9 @@ dio_stream_prepare(DioStream *s)
 	{
 		/* a nested stream: private, unregistered buffers */
 		size_t		size = (size_t) nreqs * req_bytes;
-		char	   *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
-							   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char	   *mem = dio_map_io_mem(size);
 
-		if (mem == MAP_FAILED)
+		if (mem == NULL)
 		{
 			s->unusable = true;
 			s->unusable_reason = DIO_FB_IO_ERROR;
@@ -1000,6 +1030,22 @@ dio_stream_next(DioStream *s, DioRun *run)
 		return false;
 	slot = s->fifo[s->fifo_head];
 	r = &s->reqs[slot];
+
+	/*
+	 * Reads queued since the last call (the caller refilled what it gave
+	 * back) go to the kernel now, not at the next wait: otherwise the device
+	 * idles by as many reads as the caller consumes without waiting.  Take
+	 * in the completions that are there on the way.
+	 */
+	if (dio_sq_pending > 0 && !dio_broken)
+	{
+		dio_flush();
+		if (!dio_broken)
+		{
+			(void) io_uring_get_events(&dio_ring);
+			dio_reap_ready();
+		}
+	}
 
 	while (r->state == DIO_REQ_INFLIGHT)
 	{
