@@ -68,11 +68,31 @@ def segment_files(data):
     return files, nblocks
 
 
+# fio's I/O buffers: "shmhuge" (huge pages, which run.sh reserves when it runs
+# as root) or fio's default malloc'd 4 kB pages
+FIO_MEM = os.environ.get("PG_DIO_FIO_MEM", "")
+
+
+def fio_mem_args():
+    return [f"--mem={FIO_MEM}"] if FIO_MEM else []
+
+
+def fio_mem_text():
+    return ("fio's buffers on huge pages" if FIO_MEM == "shmhuge"
+            else "fio's buffers on 4 kB pages (no huge pages reserved: not root), below the device's limit")
+
+
+def memory_text():
+    """What the report says about huge pages (fio's and the server's)."""
+    return (f"{fio_mem_text()}; the server's shared memory: huge_pages_status = "
+            f"{psql('SHOW huge_pages_status')}.")
+
+
 def run_fio(files, bs_kb, depth):
     cmd = ["fio", "--name=seq", "--rw=read", f"--bs={bs_kb}k", f"--iodepth={depth}",
            "--ioengine=io_uring", "--direct=1", "--fixedbufs=1",
            "--filename=" + ":".join(f.replace(":", "\\:") for f in files),
-           "--file_service_type=sequential", "--output-format=json"]
+           "--file_service_type=sequential", "--output-format=json"] + fio_mem_args()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     job = json.loads(out.stdout)["jobs"][0]
     rd = job["read"]
@@ -86,7 +106,7 @@ def run_fio_random(files, depth, seconds=5):
     cmd = ["fio", "--name=rand", "--rw=randread", "--bs=8k", f"--iodepth={depth}",
            "--ioengine=io_uring", "--direct=1", "--time_based", f"--runtime={seconds}",
            "--filename=" + ":".join(f.replace(":", "\\:") for f in files),
-           "--output-format=json"]
+           "--output-format=json"] + fio_mem_args()
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     return json.loads(out.stdout)["jobs"][0]["read"]["iops"]
 
@@ -196,7 +216,7 @@ def main():
         f"pgbench_accounts at scale {mode['scale']}: {table_bytes / 2**30:.2f} GiB in "
         f"{len(files)} segment file(s); {mode['rounds']} alternating fio/pg_dio rounds per row; "
         f"median (min–max); ratio = pg_dio/fio per round. {os.cpu_count()} CPUs, kernel "
-        f"{platform.release()}.",
+        f"{platform.release()}. {memory_text()}",
         "",
         "| read size | depth | fio MiB/s | pg_dio_read MiB/s | pg_dio/fio | fio CPU s/GiB | pg_dio CPU s/GiB |",
         "|---|---|---|---|---|---|---|",

@@ -34,7 +34,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import psql, psql_script, run_fio_random, summary, write_report  # noqa: E402
+from engine_vs_fio import memory_text, psql, psql_script, run_fio_random, summary, write_report  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -320,7 +320,8 @@ def main(out_dir, mode):
              "buffers and the OS cache (pg_dio_evict) and verified cold (pg_dio_residency) "
              "before every run. Seconds: median (min–max). IOPS = blocks read / seconds. "
              "fio random 8 kB O_DIRECT in the same rounds: "
-             + ", ".join(f"depth {d}: {fio[d]:.0f} IOPS" for d in ("1", "16", "64")) + ".", "",
+             + ", ".join(f"depth {d}: {fio[d]:.0f} IOPS" for d in ("1", "16", "64")) + "; "
+             + memory_text(), "",
              "| experiment | configuration | seconds | IOPS | vs core Index Scan (same io_method) | "
              "vs core Bitmap (same eic) | IOPS vs fio (same depth) |",
              "|---|---|---|---|---|---|---|"]

@@ -35,7 +35,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import (psql, psql_script, run_fio, segment_files,  # noqa: E402
+from engine_vs_fio import (memory_text, psql, psql_script, run_fio, segment_files,  # noqa: E402
                           summary, write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -250,7 +250,7 @@ def main(out_dir, scale, rounds, warm_scale):
              "cache (pg_dio_evict) and verified cold (pg_dio_residency) before every run; the server "
              "is restarted when a configuration changes its server settings. "
              f"fio O_DIRECT sequential 256kB×32 in the same rounds: {fio['median']:.2f} "
-             f"({fio['min']:.2f}–{fio['max']:.2f}) GiB/s. Median (min–max).", "",
+             f"({fio['min']:.2f}–{fio['max']:.2f}) GiB/s; {memory_text()} Median (min–max).", "",
              "| query | workers | configuration | GiB/s | CPU s/GiB | vs best core buffered | vs fio |",
              "|---|---|---|---|---|---|---|"]
     for qname in queries:
