@@ -878,6 +878,21 @@ dio_reap_ready(void)
 }
 
 /*
+ * Submit what is queued and handle the completions that are there, without
+ * waiting (with DEFER_TASKRUN the kernel posts them only when asked).  The
+ * ring must exist; never raises an error.
+ */
+static void
+dio_submit_and_reap(void)
+{
+	dio_flush();
+	if (dio_broken)
+		return;
+	(void) io_uring_get_events(&dio_ring);
+	dio_reap_ready();
+}
+
+/*
  * Wait up to DIO_WAIT_TIMEOUT_MS for completions and handle all that are
  * there.  Never raises an error; returns false if the ring failed.
  */
@@ -1038,14 +1053,7 @@ dio_stream_next(DioStream *s, DioRun *run)
 	 * in the completions that are there on the way.
 	 */
 	if (dio_sq_pending > 0 && !dio_broken)
-	{
-		dio_flush();
-		if (!dio_broken)
-		{
-			(void) io_uring_get_events(&dio_ring);
-			dio_reap_ready();
-		}
-	}
+		dio_submit_and_reap();
 
 	while (r->state == DIO_REQ_INFLIGHT)
 	{
@@ -1249,11 +1257,7 @@ dio_advice_submit(void)
 {
 	if (dio_ring_state <= 0 || dio_broken)
 		return;
-	dio_flush();
-	if (dio_broken)
-		return;
-	(void) io_uring_get_events(&dio_ring);
-	dio_reap_ready();
+	dio_submit_and_reap();
 }
 
 /* How often, and how long, the stream's consumer waited for reads. */

@@ -748,6 +748,21 @@ dio_buffered_next_buffer(DioScanState *st, BlockNumber blk)
  * share lock, as core's page-at-a-time scan does; they stay valid while the
  * pin is held.
  */
+/*
+ * The tuples of a page whose tuples are all visible (PD_ALL_VISIBLE, no
+ * serializable checks to make): every normal line pointer.
+ */
+static void
+dio_page_all_visible_tuples(DioScanState *st, Page page)
+{
+	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
+
+	st->nvis = 0;
+	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
+		if (ItemIdIsNormal(PageGetItemId(page, off)))
+			st->vis[st->nvis++] = off;
+}
+
 static void
 dio_buffered_page(DioScanState *st, Buffer buf)
 {
@@ -764,10 +779,8 @@ dio_buffered_page(DioScanState *st, Buffer buf)
 	st->nvis = 0;
 	if (all_visible && !st->check_serializable)
 	{
-		/* every normal line pointer is a visible tuple: nothing to check */
-		for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
-			if (ItemIdIsNormal(PageGetItemId(page, off)))
-				st->vis[st->nvis++] = off;
+		/* nothing to check */
+		dio_page_all_visible_tuples(st, page);
 		maxoff = InvalidOffsetNumber;	/* skip the loop below */
 	}
 	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
@@ -1024,18 +1037,13 @@ dio_scan_next(ScanState *ss)
 
 				if (i < st->run.nvalid && dio_page_usable(st, page, blk))
 				{
-					OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
-
 					/* all-visible: every normal line pointer is a visible tuple */
 					st->counters.direct_blocks++;
 					st->run_direct++;
 					st->page = page;
 					st->page_blk = blk;
-					st->nvis = 0;
 					st->vis_idx = 0;
-					for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
-						if (ItemIdIsNormal(PageGetItemId(page, off)))
-							st->vis[st->nvis++] = off;
+					dio_page_all_visible_tuples(st, page);
 				}
 				else
 				{
