@@ -333,13 +333,16 @@ dio_pool_register(void)
  * pages where the kernel has them.  A 256 kB read into 4 kB pages is a
  * scatter list of 64 segments (and a 1 MB read exceeds virtio-blk's 254 and
  * is split in two); into a huge page it is one contiguous segment.  If no
- * huge page is free the kernel maps small pages: still correct.  The mapping
- * is exactly 'size' bytes long, so munmap(mem, size) releases it.
+ * huge page is free the kernel maps small pages: still correct.  *size is
+ * rounded up to whole huge pages (a partial one at the end would be small
+ * pages, and the reads into it several times slower); munmap(mem, *size)
+ * releases the mapping.
  */
 static char *
-dio_map_io_mem(size_t size)
+dio_map_io_mem(size_t *size_inout)
 {
 	const size_t huge = 2 * 1024 * 1024;
+	size_t		size = TYPEALIGN(huge, *size_inout);
 	size_t		len = size + huge;
 	char	   *raw;
 	char	   *mem;
@@ -357,6 +360,7 @@ dio_map_io_mem(size_t size)
 #ifdef MADV_HUGEPAGE
 	(void) madvise(mem, size, MADV_HUGEPAGE);
 #endif
+	*size_inout = size;
 	return mem;
 }
 
@@ -383,7 +387,7 @@ dio_pool_prepare(int nreqs, uint32 req_bytes)
 			dio_pool_nregistered = 0;
 		}
 
-		mem = dio_map_io_mem(size);
+		mem = dio_map_io_mem(&size);
 		if (mem == NULL)
 			return false;
 		dio_pool_mem = mem;
@@ -452,7 +456,7 @@ dio_stream_prepare(DioStream *s)
 	{
 		/* a nested stream: private, unregistered buffers */
 		size_t		size = (size_t) nreqs * req_bytes;
-		char	   *mem = dio_map_io_mem(size);
+		char	   *mem = dio_map_io_mem(&size);
 
 		if (mem == NULL)
 		{
