@@ -12,7 +12,9 @@ round (A B C ... A B C ...), rounds repeated:
                  core Index Scan, core Bitmap Heap Scan, PrefetchIndexScan,
                  with effective_io_concurrency 16 and 64, io_method worker
                  and sync; fio random 8 kB O_DIRECT reads at depth 1, 16, 64
-                 over the table's files in the same rounds.
+                 over the table's files at the start of each round, and at
+                 the scan's depth right after each PrefetchIndexScan run
+                 (its "IOPS vs fio": the disk swings minute to minute).
   index-only     SELECT sum(r) over the same range (Index Only Scan vs
                  PrefetchIndexOnlyScan), cold.
   correlated     the same share of rows by id (heap order), cold.
@@ -246,7 +248,7 @@ def main(out_dir, mode):
     q_corr_c = f"SELECT sum(length(filler)) FROM bench_idx WHERE id BETWEEN {lo} AND {lo + small}"
     res = {"mode": mode, "rounds": rounds, "table_bytes": table_bytes, "rows": nrows,
            "queries": {"random": q_rand, "index_only": q_ios, "correlated": q_corr},
-           "fio_iops": {}, "cold": {}, "cached": {}}
+           "fio_iops": {}, "fio_paired": {}, "cold": {}, "cached": {}}
     cold_cfg = configs(mode)
     experiments = [("random", q_rand, cold_cfg), ("index_only", q_ios, IOS_CONFIGS),
                    ("correlated", q_corr, CORR_CONFIGS)]
@@ -278,6 +280,13 @@ def main(out_dir, mode):
                     res["cold"].setdefault(f"{exp}/{name}", []).append(x)
                     print(f"  cold {exp}/{name}: {x['seconds']:.2f} s, {x['rows']} rows, "
                           f"{x['blocks_read']} blocks read, {x['iops']:.0f} IOPS", flush=True)
+                    eic = sess.get("effective_io_concurrency")
+                    if "prefetch" in name and eic:
+                        # the device right after the run, at its depth: the
+                        # disk swings minute to minute
+                        f = run_fio_random(files, int(eic), seconds=2)
+                        res["fio_paired"].setdefault(f"{exp}/{name}", []).append(f)
+                        print(f"  fio random depth {eic}: {f:.0f} IOPS", flush=True)
         restart("worker")
         # OS-cached: out of shared buffers, in the OS page cache (primed just before)
         for name, (iom, sess, node) in CORR_CONFIGS.items():
@@ -319,7 +328,9 @@ def main(out_dir, mode):
              "same by id in heap order). Cold = table and indexes evicted from shared "
              "buffers and the OS cache (pg_dio_evict) and verified cold (pg_dio_residency) "
              "before every run. Seconds: median (min–max). IOPS = blocks read / seconds. "
-             "fio random 8 kB O_DIRECT in the same rounds: "
+             "IOPS vs fio: PrefetchIndexScan's runs against a fio run at their depth "
+             "right after each (median of the ratios: the disk swings minute to minute), "
+             "core's against the rounds' fio. fio random 8 kB O_DIRECT at the start of each round: "
              + ", ".join(f"depth {d}: {fio[d]:.0f} IOPS" for d in ("1", "16", "64")) + "; "
              + memory_text(), "",
              "| experiment | configuration | seconds | IOPS | vs core Index Scan (same io_method) | "
@@ -338,7 +349,9 @@ def main(out_dir, mode):
             eic = name.rsplit("-", 1)[-1] if name.rsplit("-", 1)[-1] in ("16", "64") else None
             bkey = f"{exp}/{prefix}core-bitmap-{eic}"
             vs_bitmap = f"{med(bkey) / s:.2f}" if eic and bkey in res["cold"] else ""
-            vs_fio = f"{med(key, 'iops') / fio[eic]:.2f}" if eic else \
+            vs_fio = (f"{statistics.median(x['iops'] / f for x, f in zip(res['cold'][key], res['fio_paired'][key])):.2f}"
+                      if key in res["fio_paired"] else
+                      f"{med(key, 'iops') / fio[eic]:.2f}") if eic else \
                 f"{med(key, 'iops') / fio['1']:.2f} (depth 1)"
             lines.append(f"| {exp} | {name} | {mm(key)} | {med(key, 'iops'):.0f} | "
                          f"{vs_index:.2f}× | {vs_bitmap} | {vs_fio} |")

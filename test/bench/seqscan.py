@@ -15,8 +15,11 @@ every configuration alike:
 
 with 0 and 2 parallel workers.  Cold runs restart the server and evict
 the table from shared buffers and the OS page cache with pg_dio_evict, and are
-verified cold with pg_dio_residency before they start.  fio reads the table's segment files with O_DIRECT in every round
-for the device's limit.  CPU is system-wide CPU time (/proc/stat) during the
+verified cold with pg_dio_residency before they start.  fio reads the
+table's segment files with O_DIRECT at the start of every round and right after
+each query and worker count's runs, for the device's limit; "vs fio" compares a
+run with the fio run that followed its group in the same round, since the disk
+swings minute to minute.  CPU is system-wide CPU time (/proc/stat) during the
 query, so I/O workers and parallel workers count.
 
 OS-cached (the table in the OS page cache, evicted from shared buffers only,
@@ -173,7 +176,7 @@ def plan_of(session, query, workers):
 
 def main(out_dir, scale, rounds, warm_scale):
     results = {"scale": scale, "rounds": rounds, "cold": {}, "os_cached": {}, "warm": {},
-               "fio": [], "machine": {"cpus": os.cpu_count()}}
+               "fio": [], "fio_paired": {}, "machine": {"cpus": os.cpu_count()}}
     restart(CONFIGS["core-worker"][0])
     from engine_vs_fio import ensure_table
     ensure_table(scale)
@@ -209,6 +212,11 @@ def main(out_dir, scale, rounds, warm_scale):
                         {"seconds": secs, "gib_s": gib / secs, "cpu_s_per_gib": cpu / gib})
                     print(f"  cold {key}: {secs:.2f} s, {gib / secs:.2f} GiB/s, "
                           f"{cpu / gib:.2f} CPU s/GiB", flush=True)
+                # the device right after this group's runs: the disk swings
+                # minute to minute, so "vs fio" compares within a group
+                fio_now = run_fio(files, 256, 32)["mib_s"] / 1024.0
+                results["fio_paired"].setdefault(f"{qname}/{w}", []).append(fio_now)
+                print(f"  fio {qname}/{w}: {fio_now:.2f} GiB/s", flush=True)
     results["cold_verified"] = cold_ok
 
     # OS-cached (in the OS page cache, not in shared buffers: evicted from
@@ -243,14 +251,24 @@ def main(out_dir, scale, rounds, warm_scale):
         s = summary(xs)
         return (fmt + " (" + fmt + "–" + fmt + ")").format(s["median"], s["min"], s["max"])
 
-    fio = summary(results["fio"])
+    fio = summary(results["fio"] + [x for v in results["fio_paired"].values() for x in v])
+
+    def vs_fio(key, group):
+        """Median over rounds of GiB/s over the fio run of the same round and group."""
+        return statistics.median(x["gib_s"] / f for x, f in
+                                 zip(results["cold"][key], results["fio_paired"][group]))
+
     lines = [f"## Sequential scans: DirectSeqScan vs core ({gib:.2f} GiB pgbench_accounts, "
              f"scale {scale}, {rounds} rounds)", "",
              "Cold = table evicted from shared buffers and the OS "
              "cache (pg_dio_evict) and verified cold (pg_dio_residency) before every run; the server "
              "is restarted when a configuration changes its server settings. "
-             f"fio O_DIRECT sequential 256kB×32 in the same rounds: {fio['median']:.2f} "
-             f"({fio['min']:.2f}–{fio['max']:.2f}) GiB/s; {memory_text()} Median (min–max).", "",
+             f"fio O_DIRECT sequential 256kB×32 at the start of each round and right after "
+             f"each query and worker count's runs: {fio['median']:.2f} "
+             f"({fio['min']:.2f}–{fio['max']:.2f}) GiB/s; {memory_text()} Median (min–max). "
+             "vs fio: median over the rounds of each run's GiB/s over the fio run that "
+             "followed its query and worker count in the same round (the disk swings minute "
+             "to minute).", "",
              "| query | workers | configuration | GiB/s | CPU s/GiB | vs best core buffered | vs fio |",
              "|---|---|---|---|---|---|---|"]
     for qname in queries:
@@ -263,7 +281,7 @@ def main(out_dir, scale, rounds, warm_scale):
                 lines.append(f"| {qname} | {w} | {name} | {mm(g)} | "
                              f"{mm([x['cpu_s_per_gib'] for x in runs])} | "
                              f"{statistics.median(g) / best:.2f} | "
-                             f"{statistics.median(g) / fio['median']:.2f} |")
+                             f"{vs_fio(f'{qname}/{w}/{name}', f'{qname}/{w}'):.2f} |")
     lines += ["", f"OS-cached ({gib:.2f} GiB table, evicted from shared buffers only before each "
               f"query) and warm ({warm_scale * 100000} rows in shared_buffers = 2GB): DirectSeqScan "
               f"on and off alternated in one session, {PAIRS} pairs after one unmeasured pair; "
