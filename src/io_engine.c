@@ -71,7 +71,6 @@
 #define DIO_UD_READ		0
 #define DIO_UD_TIMEOUT	1
 #define DIO_UD_CANCEL	2
-#define DIO_UD_ADVICE	3
 #define DIO_UD(kind, stream, req) \
 	(((uint64) (kind) << 32) | ((uint64) (stream) << 16) | (uint64) (req))
 
@@ -1196,72 +1195,17 @@ dio_stream_os_cached(DioStream *s, BlockNumber first, int nblocks)
 }
 
 /*
- * Where read-ahead reads copy their data to: nowhere anybody looks.  Every
- * such read writes this one block, in this process, in the kernel's task
- * work; it is never freed nor used for anything else, so it needs no care
- * while reads are pending, also after ERROR or at exit.
- */
-static PGIOAlignedBlock dio_readahead_sink;
-
-/*
- * Open a read-ahead stream on the main fork: its segment files are opened
- * without O_DIRECT, for cachestat (dio_stream_os_cached) and for reading
- * blocks into the OS page cache ahead of the buffer manager
- * (dio_stream_advise).  It never reads into memory of its own.
+ * Open a stream on the main fork only to ask the OS page cache about it
+ * (dio_stream_os_cached): its segment files are opened without O_DIRECT, and
+ * it never reads.
  */
 DioStream *
-dio_stream_begin_readahead(Relation rel)
+dio_stream_begin_oscheck(Relation rel)
 {
 	DioStream  *s = dio_stream_begin(rel, MAIN_FORKNUM);
 
 	s->buffered = true;
 	return s;
-}
-
-/*
- * Queue a buffered read of block blk into the sink: the kernel starts the
- * read of the block into the OS page cache right at submission, in this
- * process and batched with the others submitted with it, and later copies
- * the block to the sink; the buffer manager then finds it in the page cache.
- * This costs less than posix_fadvise(POSIX_FADV_WILLNEED) -- in this process
- * or as IORING_OP_FADVISE in the kernel's worker threads -- which submits
- * each block to the device on its own.  Queued only; dio_advice_submit()
- * sends what is queued.  False if it cannot be done this way (no ring, no
- * fd): the caller advises by other means.
- */
-bool
-dio_stream_advise(DioStream *s, BlockNumber blk)
-{
-	DioFallback reason;
-	int			segfd;
-	struct io_uring_sqe *sqe;
-
-	Assert(s->buffered);
-	if (s->unusable || dio_broken || !dio_ring_ensure())
-		return false;
-	segfd = dio_stream_segfd(s, blk / RELSEG_SIZE, &reason);
-	if (segfd < 0)
-		return false;
-	sqe = dio_get_sqe();
-	if (sqe == NULL)
-		return false;
-	io_uring_prep_read(sqe, s->fds[segfd].fd, dio_readahead_sink.data, BLCKSZ,
-					   (off_t) (blk % RELSEG_SIZE) * BLCKSZ);
-	io_uring_sqe_set_data64(sqe, DIO_UD(DIO_UD_ADVICE, s->index, 0));
-	dio_sq_pending++;
-	return true;
-}
-
-/*
- * Submit what is queued and handle the completions that are there (advice
- * results are dropped), without waiting.  Never raises an error.
- */
-void
-dio_advice_submit(void)
-{
-	if (dio_ring_state <= 0 || dio_broken)
-		return;
-	dio_submit_and_reap();
 }
 
 /* How often, and how long, the stream's consumer waited for reads. */

@@ -181,15 +181,13 @@ extern void dio_stream_submit(DioStream *s, BlockNumber first, int nblocks);
 extern bool dio_stream_next(DioStream *s, DioRun *run);
 extern void dio_stream_release(DioStream *s, DioRun *run);
 extern int	dio_stream_os_cached(DioStream *s, BlockNumber first, int nblocks);
-extern bool dio_stream_advise(DioStream *s, BlockNumber blk);
-extern void dio_advice_submit(void);
 extern int64 dio_os_cached_bytes(int fd, off_t off, size_t len);
 extern bool dio_cachestat_available(void);
 extern void dio_stream_wait_stats(DioStream *s, uint64 *waits, uint64 *wait_us);
 extern void dio_stream_inflight_stats(DioStream *s, uint64 *issued,
 									  uint64 *inflight_sum);
 extern void dio_stream_end(DioStream *s);
-extern DioStream *dio_stream_begin_readahead(Relation rel);
+extern DioStream *dio_stream_begin_oscheck(Relation rel);
 extern void dio_note_fallback(DioFallback reason, const char *detail);
 
 /* ---------- shared buffers (scan_direct.c) ---------- */
