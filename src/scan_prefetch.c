@@ -78,11 +78,11 @@
 #include "storage/aio.h"
 #include "storage/bufmgr.h"
 #include "storage/fd.h"
-#include "storage/smgr.h"
 #include "storage/ipc.h"
 #include "storage/predicate.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
+#include "storage/smgr.h"
 #include "storage/read_stream.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -781,12 +781,6 @@ pf_block_os_cached(PfScanState *st, BlockNumber blk)
 }
 
 /*
- * The read stream's callback: queue TIDs until one needs a heap block other
- * than the last one handed out, and return that block.  Ends the stream at
- * the end of the index, at the cap on TIDs needing no block (index-only), at
- * the hard cap, and after every TID without MVCC (no read-ahead).
- */
-/*
  * Have the kernel read a heap block into the OS page cache
  * (posix_fadvise(POSIX_FADV_WILLNEED) through the storage manager; the caller
  * has just found the block not in shared buffers).  Not with
@@ -804,6 +798,12 @@ pf_advise(PfScanState *st, BlockNumber blk)
 	return smgrprefetch(RelationGetSmgr(st->scan->heapRelation), MAIN_FORKNUM, blk, 1);
 }
 
+/*
+ * The read stream's callback: queue TIDs until one needs a heap block other
+ * than the last one handed out, and return that block.  Ends the stream at
+ * the end of the index, at the cap on TIDs needing no block (index-only), at
+ * the hard cap, and after every TID without MVCC (no read-ahead).
+ */
 static BlockNumber
 pf_look_ahead(PfScanState *st)
 {
