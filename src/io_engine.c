@@ -145,7 +145,7 @@ struct DioStream
 	bool		unusable;		/* every read fails with unusable_reason */
 	DioFallback unusable_reason;
 	bool		odirect_refused;
-	bool		buffered;		/* read-ahead only: fds without O_DIRECT */
+	bool		buffered;		/* cachestat only: fds without O_DIRECT */
 };
 
 /* the ring */

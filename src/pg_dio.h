@@ -190,11 +190,6 @@ extern void dio_stream_end(DioStream *s);
 extern DioStream *dio_stream_begin_oscheck(Relation rel);
 extern void dio_note_fallback(DioFallback reason, const char *detail);
 
-/* ---------- shared buffers (scan_direct.c) ---------- */
-
-/* is the block of the relation's main fork in shared buffers? */
-extern bool dio_block_resident(Relation rel, BlockNumber blk);
-
 /* ---------- page verification (verify.c, checksum_avx2.c) ---------- */
 
 #if defined(__x86_64__) && defined(__GNUC__)

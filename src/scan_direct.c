@@ -482,7 +482,7 @@ dio_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
  * ====================================================================== */
 
 /* Is the block in shared buffers (valid or being read)? */
-bool
+static bool
 dio_block_resident(Relation rel, BlockNumber blk)
 {
 	BufferTag	tag;
@@ -744,11 +744,6 @@ dio_buffered_next_buffer(DioScanState *st, BlockNumber blk)
 }
 
 /*
- * Make 'buf' (pinned) the current page: collect its visible tuples under a
- * share lock, as core's page-at-a-time scan does; they stay valid while the
- * pin is held.
- */
-/*
  * The tuples of a page whose tuples are all visible (PD_ALL_VISIBLE, no
  * serializable checks to make): every normal line pointer.
  */
@@ -763,6 +758,11 @@ dio_page_all_visible_tuples(DioScanState *st, Page page)
 			st->vis[st->nvis++] = off;
 }
 
+/*
+ * Make 'buf' (pinned) the current page: collect its visible tuples under a
+ * share lock, as core's page-at-a-time scan does; they stay valid while the
+ * pin is held.
+ */
 static void
 dio_buffered_page(DioScanState *st, Buffer buf)
 {

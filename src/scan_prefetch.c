@@ -77,12 +77,10 @@
 #include "access/parallel.h"
 #include "storage/aio.h"
 #include "storage/bufmgr.h"
-#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/predicate.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
-#include "storage/smgr.h"
 #include "storage/read_stream.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -781,24 +779,6 @@ pf_block_os_cached(PfScanState *st, BlockNumber blk)
 }
 
 /*
- * Have the kernel read a heap block into the OS page cache
- * (posix_fadvise(POSIX_FADV_WILLNEED) through the storage manager; the caller
- * has just found the block not in shared buffers).  Not with
- * debug_io_direct=data, where the page cache is not used.  Measured against
- * a buffered 8 kB read on pg_dio's io_uring ring (session 6, cold 1% random
- * query, alternated): 1.26 s vs 1.58 s, the backend's CPU 1.15 s vs 1.43 s;
- * the ring's read is tried twice (once without waiting, which starts the
- * read-ahead, once when the page is there) and copies the block once more.
- */
-static bool
-pf_advise(PfScanState *st, BlockNumber blk)
-{
-	if (io_direct_flags & IO_DIRECT_DATA)
-		return false;
-	return smgrprefetch(RelationGetSmgr(st->scan->heapRelation), MAIN_FORKNUM, blk, 1);
-}
-
-/*
  * The read stream's callback: queue TIDs until one needs a heap block other
  * than the last one handed out, and return that block.  Ends the stream at
  * the end of the index, at the cap on TIDs needing no block (index-only), at
@@ -860,12 +840,25 @@ pf_look_ahead(PfScanState *st)
 			 */
 			if (pf_block_os_cached(st, blk))
 				e->flags |= PF_OS_CACHED;
-			else if (!dio_block_resident(st->scan->heapRelation, blk))
+			else
 			{
-				e->flags |= PF_ADVISED;
-				st->self_ios++;
-				if (pf_advise(st, blk))
-					st->c.advised++;
+				/*
+				 * posix_fadvise(WILLNEED) unless the block is in shared
+				 * buffers (or debug_io_direct=data).  Measured against a
+				 * buffered 8 kB read on pg_dio's io_uring ring (session 6,
+				 * cold 1% random query, alternated): 1.26 s vs 1.58 s; the
+				 * ring's read is tried twice and copies the block once more.
+				 */
+				PrefetchBufferResult pr = PrefetchBuffer(st->scan->heapRelation,
+														 MAIN_FORKNUM, blk);
+
+				if (!BufferIsValid(pr.recent_buffer))
+				{
+					e->flags |= PF_ADVISED;
+					st->self_ios++;
+					if (pr.initiated_io)
+						st->c.advised++;
+				}
 			}
 			if (st->self_ios >= st->self_dist || st->self_ahead >= (int) st->capacity)
 				break;
