@@ -321,6 +321,17 @@ def main(out_dir, mode):
         return (fmt + " (" + fmt + "–" + fmt + ")").format(s["median"], s["min"], s["max"])
 
     fio = {d: statistics.median(v) for d, v in res["fio_iops"].items()}
+
+    def iops_vs_fio(key, eic):
+        """A run's IOPS over fio's at its depth: the median of the ratios to the
+        fio run right after each (PrefetchIndexScan), else to the rounds' fio
+        (depth 1 for core's scans, which have no eic)."""
+        if key in res["fio_paired"]:
+            return "{:.2f}".format(statistics.median(
+                x["iops"] / f for x, f in zip(res["cold"][key], res["fio_paired"][key])))
+        if eic:
+            return f"{med(key, 'iops') / fio[eic]:.2f}"
+        return f"{med(key, 'iops') / fio['1']:.2f} (depth 1)"
     gib = table_bytes / 2**30
     lines = [f"## Index scans: PrefetchIndexScan vs core ({gib:.2f} GiB table, {nrows} rows, "
              f"{rounds} rounds)", "",
@@ -349,10 +360,7 @@ def main(out_dir, mode):
             eic = name.rsplit("-", 1)[-1] if name.rsplit("-", 1)[-1] in ("16", "64") else None
             bkey = f"{exp}/{prefix}core-bitmap-{eic}"
             vs_bitmap = f"{med(bkey) / s:.2f}" if eic and bkey in res["cold"] else ""
-            vs_fio = (f"{statistics.median(x['iops'] / f for x, f in zip(res['cold'][key], res['fio_paired'][key])):.2f}"
-                      if key in res["fio_paired"] else
-                      f"{med(key, 'iops') / fio[eic]:.2f}") if eic else \
-                f"{med(key, 'iops') / fio['1']:.2f} (depth 1)"
+            vs_fio = iops_vs_fio(key, eic)
             lines.append(f"| {exp} | {name} | {mm(key)} | {med(key, 'iops'):.0f} | "
                          f"{vs_index:.2f}× | {vs_bitmap} | {vs_fio} |")
     c = med("random/core-index", kind="os_cached")
