@@ -148,7 +148,31 @@ def make_cold():
                      f"{os_cached} in the OS cache")
 
 
-CACHED_PAIRS = 6
+CACHED_PAIRS = 20
+CACHED_WARM = 3
+
+
+def cached_pairs(core, pf, query, pairs):
+    """Core's scan and ours alternating (A B B A ...) in one session, which
+    the first CACHED_WARM pairs warm up: [{name: seconds}] per later pair.
+    Seconds are EXPLAIN ANALYZE's execution time without per-node timing.
+    One session: a new backend per run made single pairs swing 0.7-1.4x
+    (session 7)."""
+    explain = f"EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) {query};\n"
+    script, names = "", []
+    for i in range(CACHED_WARM + pairs):
+        for name, (iom, sess, node) in (core, pf) if i % 2 == 0 else (pf, core):
+            script += "RESET ALL;\n" + "".join(f"SET {k} = '{v}';\n" for k, v in sess.items())
+            script += explain
+            names.append(name)
+    ms = [float(line.split()[2]) for line in psql_script(script)
+          if line.strip().startswith("Execution Time:")]
+    if len(ms) != len(names):
+        sys.exit(f"cached pairs: {len(ms)} execution times for {len(names)} runs")
+    out = []
+    for i in range(CACHED_WARM, CACHED_WARM + pairs):
+        out.append({names[2 * i]: ms[2 * i] / 1000.0, names[2 * i + 1]: ms[2 * i + 1] / 1000.0})
+    return out
 
 
 def cached_experiments(q_rand_c, q_corr_c, q_ios_c):
@@ -297,13 +321,12 @@ def main(out_dir, mode):
             print(f"  OS-cached random/{name}: {x['seconds']:.2f} s", flush=True)
         # cached: core and prefetch alternating, CACHED_PAIRS pairs per round
         for exp, q, core, pf in cached_experiments(q_rand_c, q_corr_c, q_ios_c):
-            for i in range(CACHED_PAIRS):
-                pair = {}
-                for name, (iom, sess, node) in (core, pf) if i % 2 == 0 else (pf, core):
-                    pair[name] = run(sess, q, repeat=3)
-                    res["cached"].setdefault(f"{exp}/{name}", []).append(pair[name])
+            for pair in cached_pairs(core, pf, q, CACHED_PAIRS):
+                for name in (core[0], pf[0]):
+                    res["cached"].setdefault(f"{exp}/{name}", []).append(
+                        {"seconds": pair[name]})
                 res.setdefault("cached_ratio", {}).setdefault(exp, []).append(
-                    pair[pf[0]]["seconds"] / pair[core[0]]["seconds"])
+                    pair[pf[0]] / pair[core[0]])
             print(f"  cached {exp}: prefetch/core median "
                   f"{statistics.median(res['cached_ratio'][exp]):.3f}", flush=True)
 
@@ -368,9 +391,10 @@ def main(out_dir, mode):
     lines += ["", f"OS-cached (random, table out of shared buffers but in the OS page cache, "
               f"primed right before): core Index Scan {c:.2f} s, PrefetchIndexScan {p:.2f} s, "
               f"prefetch/core {p / c:.3f}."]
-    lines += ["", f"Cached (range of {small} rows, all in shared buffers; the third of three "
-              f"runs in one session timed; core and PrefetchIndexScan alternating, "
-              f"{CACHED_PAIRS} pairs per round; prefetch/core = median of the pairs' ratios; "
+    lines += ["", f"Cached (range of {small} rows, all in shared buffers; core and "
+              f"PrefetchIndexScan alternating in one session, {CACHED_WARM} pairs to warm up, "
+              f"then {CACHED_PAIRS} pairs per round timed (EXPLAIN ANALYZE execution time, "
+              f"TIMING OFF); prefetch/core = median of the pairs' ratios; "
               "instructions per query counted by valgrind's callgrind in a single-user "
               "backend, which no other process disturbs):", "",
               "| experiment | core ms | PrefetchIndexScan ms | prefetch/core time | "
