@@ -894,6 +894,41 @@ SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
 SELECT actual_rows, blocks_requested = pg_relation_size('pf_narrow') / 8192 AS every_block_once
   FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
 
+-- arriving at a heap page prunes it opportunistically, as core's index fetch
+-- does: one row HOT-updated in one transaction (which cannot prune its own
+-- versions) until its page is nearly full; after the commit PrefetchIndexScan
+-- lookups alone (autovacuum is off for the table) free the page.  Retried: a
+-- snapshot another backend holds can keep the dead versions for a while.
+CREATE EXTENSION pageinspect;
+CREATE TABLE pf_prune (id int PRIMARY KEY, v int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO pf_prune VALUES (1, 0, repeat('x', 200));
+BEGIN;
+DO $$
+BEGIN
+    FOR i IN 1..40 LOOP
+        EXIT WHEN (SELECT upper - lower FROM page_header(get_raw_page('pf_prune', 0))) < 8192 / 10;
+        UPDATE pf_prune SET v = v + 1 WHERE id = 1;
+    END LOOP;
+END
+$$;
+COMMIT;
+SELECT upper - lower < 8192 / 10 AS nearly_full, pg_relation_size('pf_prune') = 8192 AS one_page
+  FROM page_header(get_raw_page('pf_prune', 0));
+SELECT pf_plan('SELECT v FROM pf_prune WHERE id = 1');
+DO $$
+BEGIN
+    FOR i IN 1..100 LOOP
+        PERFORM v FROM pf_prune WHERE id = 1;
+        EXIT WHEN (SELECT upper - lower FROM page_header(get_raw_page('pf_prune', 0))) > 8192 / 2;
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+END
+$$;
+SELECT upper - lower > 8192 / 2 AS pruned, (SELECT v > 0 FROM pf_prune WHERE id = 1) AS updated
+  FROM page_header(get_raw_page('pf_prune', 0));
+DROP TABLE pf_prune;
+DROP EXTENSION pageinspect;
+
 DROP TABLE pf, pf_geo, pf_words, pf_inc, pf_ex, pf_vm, pf_outer, pf_parted, pf_parted2, pf_pp, pf_qq, pf_inh,
     pf_big, pf_narrow CASCADE;
 DROP FUNCTION pf_plan, pf_rows, pf_compare, pf_stats, pf_counts, pf_compare_dml,

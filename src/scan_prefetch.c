@@ -998,6 +998,20 @@ pf_feed(PfScanState *st)
 }
 
 /*
+ * The consumer arrived at the heap page of a group start (st->cur_buf):
+ * prune it opportunistically, as core's index fetch does on each new page,
+ * so that an update-heavy table gets the same HOT cleanup from our scans as
+ * from core's.  The prune needs a cleanup lock: while the read stream still
+ * pins the page for a later group it is skipped, as core's is whenever
+ * another backend pins the page.
+ */
+static inline void
+pf_arrive(PfScanState *st)
+{
+	heap_page_prune_opt(st->scan->heapRelation, st->cur_buf);
+}
+
+/*
  * The next queued TID for the consumer, with st->cur_buf holding its block
  * if it needs one; NULL at the end.  When nothing is queued, the stream is
  * asked for its next buffer, which makes the callback queue more TIDs (the
@@ -1081,6 +1095,7 @@ pf_next_entry(PfScanState *st)
 			st->groups_ahead--;
 			if (!BufferIsValid(st->cur_buf) || BufferGetBlockNumber(st->cur_buf) != blk)
 				elog(ERROR, "pg_dio: index prefetch stream out of step at block %u", blk);
+			pf_arrive(st);
 		}
 		return e;
 	}
@@ -1105,6 +1120,7 @@ pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk)
 	st->cur_buf = ReadBufferExtended(st->scan->heapRelation, MAIN_FORKNUM,
 									 blk, RBM_NORMAL, NULL);
 	reads = pf_blocks_read_now() - reads0;
+	pf_arrive(st);
 	st->c.blocks_read += reads;
 	if (e->flags & PF_OS_CACHED)
 		st->c.sync_blocks++;
