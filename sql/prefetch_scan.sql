@@ -927,6 +927,34 @@ $$;
 SELECT upper - lower > 8192 / 2 AS pruned, (SELECT v > 0 FROM pf_prune WHERE id = 1) AS updated
   FROM page_header(get_raw_page('pf_prune', 0));
 DROP TABLE pf_prune;
+
+-- a TID whose row is dead to everyone gets its index entry marked dead, as
+-- core's index fetch has the index do (kill_prior_tuple): half the rows
+-- deleted, then PrefetchIndexScans alone (no VACUUM, autovacuum off) mark
+-- their entries; the count stays right.  Retried as above.
+CREATE TABLE pf_kill (id int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO pf_kill SELECT g, repeat('x', 100) FROM generate_series(1, 2000) g;
+CREATE INDEX pf_kill_id ON pf_kill (id);
+DELETE FROM pf_kill WHERE id % 2 = 0;
+CREATE FUNCTION pf_dead_entries() RETURNS bigint LANGUAGE sql AS $$
+    SELECT count(*) FILTER (WHERE i.dead)
+      FROM generate_series(1, pg_relation_size('pf_kill_id') / 8192 - 1) b,
+           bt_page_items('pf_kill_id', b::int) i
+$$;
+SELECT pf_dead_entries();
+SELECT pf_plan('SELECT sum(length(pad)) FROM pf_kill WHERE id BETWEEN 1 AND 2000');
+DO $$
+BEGIN
+    FOR i IN 1..100 LOOP
+        PERFORM sum(length(pad)) FROM pf_kill WHERE id BETWEEN 1 AND 2000;
+        EXIT WHEN pf_dead_entries() = 1000;
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+END
+$$;
+SELECT pf_dead_entries(), count(*) FROM pf_kill WHERE id BETWEEN 1 AND 2000;
+DROP TABLE pf_kill;
+DROP FUNCTION pf_dead_entries;
 DROP EXTENSION pageinspect;
 
 DROP TABLE pf, pf_geo, pf_words, pf_inc, pf_ex, pf_vm, pf_outer, pf_parted, pf_parted2, pf_pp, pf_qq, pf_inh,

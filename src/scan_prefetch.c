@@ -113,6 +113,11 @@
 #define PF_OS_CACHED		0x40	/* ... because the OS page cache has it */
 #define PF_ADVISED			0x80	/* ... after advising the kernel to read it */
 
+/* PfScanState.latest: the TID last read from the index is ... */
+#define PF_LATEST_NONE		0		/* ... not one the consumer will fetch */
+#define PF_LATEST_QUEUED	1		/* ... the last one queued */
+#define PF_LATEST_CUR		2		/* ... st->cur, not queued (direct path) */
+
 typedef struct PfEntry
 {
 	ItemPointerData tid;
@@ -203,6 +208,7 @@ typedef struct PfScanState
 	bool		stream_ended;	/* the callback returned InvalidBlockNumber */
 	BlockNumber last_blk;		/* block of the last group start */
 	int			groups_ahead;	/* group starts handed out, not consumed */
+	uint8		latest;			/* where the TID last read from the index is */
 
 	/* heap side */
 	bool		started;
@@ -652,6 +658,7 @@ pf_read_tid(PfScanState *st)
 {
 	ItemPointer tid = index_getnext_tid(st->scan, ForwardScanDirection);
 
+	st->latest = PF_LATEST_NONE;
 	if (tid == NULL)
 		st->index_done = true;
 	else
@@ -678,6 +685,7 @@ pf_queue_tid(PfScanState *st, ItemPointer tid, bool need_heap)
 	IndexScanDesc scan = st->scan;
 	PfEntry    *e = pf_push(st);
 
+	st->latest = PF_LATEST_QUEUED;
 	e->tid = *tid;
 	e->flags = (scan->xs_recheck ? PF_RECHECK : 0) | (need_heap ? PF_NEED_HEAP : 0);
 	e->copy = NULL;
@@ -1042,6 +1050,7 @@ pf_next_entry(PfScanState *st)
 
 			if (tid == NULL)
 				return NULL;
+			st->latest = PF_LATEST_CUR;
 			st->cur.tid = *tid;
 			st->cur.copy = NULL;
 			st->cur.flags = PF_IN_SCAN | PF_NEED_HEAP |
@@ -1182,6 +1191,7 @@ pf_queue_reset(PfScanState *st)
 	st->stream_ended = false;
 	st->last_blk = InvalidBlockNumber;
 	st->groups_ahead = 0;
+	st->latest = PF_LATEST_NONE;
 	st->self_ahead = 0;
 	st->self_ios = 0;
 	st->self_dist = 1;
@@ -1431,6 +1441,18 @@ pf_next(ScanState *ss)
 			found = heap_hot_search_buffer(&tid, heap, st->cur_buf, snapshot,
 										   &st->tup, &all_dead, true);
 			LockBuffer(st->cur_buf, BUFFER_LOCK_UNLOCK);
+
+			/*
+			 * As core's index fetch: a TID whose whole HOT chain is dead to
+			 * everyone gets its index entry marked dead, by the index AM at
+			 * its next read.  That read must be the one right after this
+			 * TID's: only when nothing was read from the index since (no
+			 * look-ahead beyond it).
+			 */
+			if (all_dead && !st->scan->xactStartedInRecovery &&
+				(st->latest == PF_LATEST_CUR ||
+				 (st->latest == PF_LATEST_QUEUED && st->head == st->tail)))
+				st->scan->kill_prior_tuple = true;
 			if (!found)
 			{
 				if (e->copy)
