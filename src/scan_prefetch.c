@@ -1060,8 +1060,6 @@ pf_next_entry(PfScanState *st)
 			{
 				st->cur.flags |= PF_GROUP_START | PF_SYNC;
 				st->last_blk = blk;
-				if (BufferIsValid(st->cur_buf))
-					ReleaseBuffer(st->cur_buf);
 				st->self_ahead++;
 				pf_read_self(st, &st->cur, blk);
 			}
@@ -1083,13 +1081,13 @@ pf_next_entry(PfScanState *st)
 		{
 			BlockNumber blk = ItemPointerGetBlockNumber(&e->tid);
 
-			if (BufferIsValid(st->cur_buf))
-				ReleaseBuffer(st->cur_buf);
 			if (e->flags & PF_SYNC)
 			{
 				pf_read_self(st, e, blk);
 				return e;
 			}
+			if (BufferIsValid(st->cur_buf))
+				ReleaseBuffer(st->cur_buf);
 			st->c.blocks++;
 			st->c.dist_sum += st->groups_ahead;
 			if ((uint64) st->groups_ahead > st->c.dist_max)
@@ -1111,7 +1109,8 @@ pf_next_entry(PfScanState *st)
 }
 
 /*
- * The consumer reads a group start's block itself (PF_SYNC): it is in the OS
+ * The consumer reads a group start's block itself (PF_SYNC), in place of the
+ * previous group's buffer: it is in the OS
  * page cache, or self-read mode advised it (or it is the first one).  In
  * self-read mode the look-ahead then doubles if the block had to be read,
  * shrinks by one if it was in shared buffers (as a read stream's distance
@@ -1126,8 +1125,7 @@ pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk)
 
 	if (st->timing)
 		INSTR_TIME_SET_CURRENT(t0);
-	st->cur_buf = ReadBufferExtended(st->scan->heapRelation, MAIN_FORKNUM,
-									 blk, RBM_NORMAL, NULL);
+	st->cur_buf = ReleaseAndReadBuffer(st->cur_buf, st->scan->heapRelation, blk);
 	reads = pf_blocks_read_now() - reads0;
 	pf_arrive(st);
 	st->c.blocks_read += reads;
