@@ -152,16 +152,31 @@ CACHED_PAIRS = 20
 CACHED_WARM = 3
 
 
-def cached_pairs(core, pf, query, pairs):
+OS_CACHED_PAIRS = 4
+
+
+def os_cached_prime(query):
+    """SQL run before each OS-cached run: core's scan reads the blocks into
+    shared buffers and the OS page cache, then the table leaves shared
+    buffers (its OS-cached pages stay)."""
+    sets = "".join(f"SET {k} = '{v}';\n" for k, v in CORE_INDEX.items())
+    return (f"RESET ALL;\n{sets}{query} \\g /dev/null\n"
+            "SELECT * FROM pg_dio_evict('bench_idx', false) \\g /dev/null\n")
+
+
+def cached_pairs(core, pf, query, pairs, warm=None, before=""):
     """Core's scan and ours alternating (A B B A ...) in one session, which
-    the first CACHED_WARM pairs warm up: [{name: seconds}] per later pair.
+    the first `warm` pairs (CACHED_WARM) warm up: [{name: seconds}] per later
+    pair; `before` runs ahead of every run.
     Seconds are EXPLAIN ANALYZE's execution time without per-node timing.
     One session: a new backend per run made single pairs swing 0.7-1.4x
     (session 7)."""
+    warm = CACHED_WARM if warm is None else warm
     explain = f"EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) {query};\n"
     script, names = "", []
-    for i in range(CACHED_WARM + pairs):
+    for i in range(warm + pairs):
         for name, (iom, sess, node) in (core, pf) if i % 2 == 0 else (pf, core):
+            script += before
             script += "RESET ALL;\n" + "".join(f"SET {k} = '{v}';\n" for k, v in sess.items())
             script += explain
             names.append(name)
@@ -170,7 +185,7 @@ def cached_pairs(core, pf, query, pairs):
     if len(ms) != len(names):
         sys.exit(f"cached pairs: {len(ms)} execution times for {len(names)} runs")
     out = []
-    for i in range(CACHED_WARM, CACHED_WARM + pairs):
+    for i in range(warm, warm + pairs):
         out.append({names[2 * i]: ms[2 * i] / 1000.0, names[2 * i + 1]: ms[2 * i + 1] / 1000.0})
     return out
 
@@ -312,13 +327,18 @@ def main(out_dir, mode):
                         res["fio_paired"].setdefault(f"{exp}/{name}", []).append(f)
                         print(f"  fio random depth {eic}: {f:.0f} IOPS", flush=True)
         restart("worker")
-        # OS-cached: out of shared buffers, in the OS page cache (primed just before)
-        for name, (iom, sess, node) in CORR_CONFIGS.items():
-            run(CORE_INDEX, q_rand)
-            psql_script("SELECT * FROM pg_dio_evict('bench_idx', false) \\g /dev/null")
-            x = run(sess, q_rand)
-            res.setdefault("os_cached", {}).setdefault(f"random/{name}", []).append(x)
-            print(f"  OS-cached random/{name}: {x['seconds']:.2f} s", flush=True)
+        # OS-cached: out of shared buffers, in the OS page cache (primed just
+        # before), OS_CACHED_PAIRS pairs alternated in one session
+        core = ("core-index", CORR_CONFIGS["core-index"])
+        pf = ("prefetch-16", CORR_CONFIGS["prefetch-16"])
+        for pair in cached_pairs(core, pf, q_rand, OS_CACHED_PAIRS, warm=1,
+                                 before=os_cached_prime(q_rand)):
+            for name in (core[0], pf[0]):
+                res.setdefault("os_cached", {}).setdefault(f"random/{name}", []).append(
+                    {"seconds": pair[name]})
+            res.setdefault("os_cached_ratio", []).append(pair[pf[0]] / pair[core[0]])
+        print(f"  OS-cached random: prefetch/core median "
+              f"{statistics.median(res['os_cached_ratio']):.3f}", flush=True)
         # cached: core and prefetch alternating, CACHED_PAIRS pairs per round
         for exp, q, core, pf in cached_experiments(q_rand_c, q_corr_c, q_ios_c):
             for pair in cached_pairs(core, pf, q, CACHED_PAIRS):
@@ -389,8 +409,11 @@ def main(out_dir, mode):
     c = med("random/core-index", kind="os_cached")
     p = med("random/prefetch-16", kind="os_cached")
     lines += ["", f"OS-cached (random, table out of shared buffers but in the OS page cache, "
-              f"primed right before): core Index Scan {c:.2f} s, PrefetchIndexScan {p:.2f} s, "
-              f"prefetch/core {p / c:.3f}."]
+              f"primed by core's scan right before each run; core and PrefetchIndexScan "
+              f"alternating in one session, 1 pair to warm up, then {OS_CACHED_PAIRS} pairs per "
+              f"round): core Index Scan {c:.2f} s, PrefetchIndexScan {p:.2f} s (medians), "
+              f"prefetch/core {statistics.median(res['os_cached_ratio']):.3f} (median of the "
+              f"pairs' ratios)."]
     lines += ["", f"Cached (range of {small} rows, all in shared buffers; core and "
               f"PrefetchIndexScan alternating in one session, {CACHED_WARM} pairs to warm up, "
               f"then {CACHED_PAIRS} pairs per round timed (EXPLAIN ANALYZE execution time, "
