@@ -148,6 +148,11 @@ def make_cold():
                      f"{os_cached} in the OS cache")
 
 
+def session_sets(session):
+    """The SET statements of a configuration's session settings."""
+    return "".join(f"SET {k} = '{v}';\n" for k, v in session.items())
+
+
 CACHED_PAIRS = 20
 CACHED_WARM = 3
 
@@ -159,8 +164,7 @@ def os_cached_prime(query):
     """SQL run before each OS-cached run: core's scan reads the blocks into
     shared buffers and the OS page cache, then the table leaves shared
     buffers (its OS-cached pages stay)."""
-    sets = "".join(f"SET {k} = '{v}';\n" for k, v in CORE_INDEX.items())
-    return (f"RESET ALL;\n{sets}{query} \\g /dev/null\n"
+    return (f"RESET ALL;\n{session_sets(CORE_INDEX)}{query} \\g /dev/null\n"
             "SELECT * FROM pg_dio_evict('bench_idx', false) \\g /dev/null\n")
 
 
@@ -177,7 +181,7 @@ def cached_pairs(core, pf, query, pairs, warm=None, before=""):
     for i in range(warm + pairs):
         for name, (iom, sess, node) in (core, pf) if i % 2 == 0 else (pf, core):
             script += before
-            script += "RESET ALL;\n" + "".join(f"SET {k} = '{v}';\n" for k, v in sess.items())
+            script += "RESET ALL;\n" + session_sets(sess)
             script += explain
             names.append(name)
     ms = [float(line.split()[2]) for line in psql_script(script)
@@ -250,13 +254,12 @@ def walk(plan):
         yield from walk(p)
 
 
-def run(session, query, repeat=1):
-    """EXPLAIN ANALYZE the query (repeat times, same session); the last run's
-    figures: seconds, heap+index blocks read, node type, prefetch counters."""
-    sets = "".join(f"SET {k} = '{v}';\n" for k, v in session.items())
-    explain = f"EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) {query};\n"
-    out = psql_script(sets + f"{query};\n" * (repeat - 1) + explain)
-    top = json.loads("\n".join(out[repeat - 1:]))[0]
+def run(session, query):
+    """EXPLAIN ANALYZE the query: seconds, heap+index blocks read, node type,
+    prefetch counters."""
+    out = psql_script(session_sets(session) +
+                      f"EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON) {query};\n")
+    top = json.loads("\n".join(out))[0]
     nodes = list(walk(top["Plan"]))
     scan = next(n for n in nodes if n["Node Type"] in
                 ("Index Scan", "Index Only Scan", "Bitmap Heap Scan", "Custom Scan"))
@@ -297,8 +300,7 @@ def main(out_dir, mode):
         for name, (iom, sess, node) in cfgs.items():
             if iom != "worker":
                 continue
-            sets = "".join(f"SET {k} = '{v}';\n" for k, v in sess.items())
-            plan = "\n".join(psql_script(sets + f"EXPLAIN (COSTS OFF) {q};"))
+            plan = "\n".join(psql_script(session_sets(sess) + f"EXPLAIN (COSTS OFF) {q};"))
             if node not in plan:
                 sys.exit(f"{exp}/{name}: expected {node} in the plan:\n{plan}")
 
