@@ -1110,8 +1110,8 @@ pf_next_entry(PfScanState *st)
 
 /*
  * The consumer reads a group start's block itself (PF_SYNC), in place of the
- * previous group's buffer: it is in the OS
- * page cache, or self-read mode advised it (or it is the first one).  In
+ * previous group's buffer: it is in the OS page cache, or self-read mode
+ * advised it (or it is the first one).  In
  * self-read mode the look-ahead then doubles if the block had to be read,
  * shrinks by one if it was in shared buffers (as a read stream's distance
  * does), and is topped up.
