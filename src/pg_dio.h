@@ -14,7 +14,11 @@
 #ifndef PG_DIO_H
 #define PG_DIO_H
 
+#include "access/htup_details.h"
+#include "access/tupmacs.h"
 #include "common/relpath.h"
+#include "executor/tuptable.h"
+#include "nodes/pathnodes.h"
 #include "port/atomics.h"
 #include "storage/block.h"
 #include "storage/bufpage.h"
@@ -48,6 +52,7 @@ extern PGDLLIMPORT bool pg_dio_index_prefetch_advice;
 /* ---------- DirectSeqScan (scan_direct.c) ---------- */
 
 extern void dio_scan_init(void);
+extern bool dio_plain_select(PlannerInfo *root);
 extern void dio_prefetch_init(void);
 extern Size dio_prefetch_shmem_size(void);
 extern void dio_prefetch_shmem_startup(void);
@@ -55,6 +60,74 @@ extern void dio_prefetch_shmem_startup(void);
 #define DIO_MAX_QUEUE_DEPTH		128
 #define DIO_MIN_IO_SIZE_KB		(BLCKSZ / 1024)
 #define DIO_MAX_IO_SIZE_KB		1024
+
+/* ---------- narrow scan tuples (scan_narrow.c) ---------- */
+
+/*
+ * Column i of a narrow (virtual) scan slot is relation attribute
+ * out_attno[i].  When every attribute before max_attno has a fixed length, a
+ * tuple without nulls holds attribute out_attno[i] at out_off[i] from its data
+ * start (for a varlena max_attno, at out_off[i] or the next multiple of
+ * out_alignby[i], depending on its header); other tuples are walked
+ * attribute by attribute up to max_attno (att_out: the output column of each
+ * attribute, or -1).
+ */
+typedef struct DioNarrow
+{
+	TupleDesc	desc;			/* the relation's */
+	int			nout;
+	AttrNumber *out_attno;
+	int32	   *out_off;
+	int16	   *out_len;
+	bool	   *out_byval;
+	uint8	   *out_alignby;
+	AttrNumber	max_attno;
+	bool		fixed_offsets;
+	int16	   *att_out;
+} DioNarrow;
+
+extern List *dio_narrow_scan_tlist(RelOptInfo *rel, List *tlist, List *quals);
+extern void dio_narrow_init(DioNarrow *n, TupleDesc desc, List *scan_tlist);
+extern void dio_narrow_deform(const DioNarrow *n, HeapTupleHeader tup,
+							  Datum *values, bool *isnull);
+
+/*
+ * Store the narrow scan tuple's columns of heap tuple 'tup' in the virtual
+ * scan slot; the caller sets tts_tid and tts_tableOid.  By-reference values
+ * point into 'tup': see scan_narrow.c for how long it must stay.
+ */
+static inline void
+dio_narrow_store(const DioNarrow *n, HeapTupleHeader tup, TupleTableSlot *slot)
+{
+	Datum	   *values = slot->tts_values;
+	bool	   *isnull = slot->tts_isnull;
+
+	if (unlikely(TTS_SHOULDFREE(slot)))
+		ExecClearTuple(slot);
+	if (likely(n->fixed_offsets && !(tup->t_infomask & HEAP_HASNULL) &&
+			   HeapTupleHeaderGetNatts(tup) >= n->max_attno))
+	{
+		char	   *data = (char *) tup + tup->t_hoff;
+
+		for (int i = 0; i < n->nout; i++)
+		{
+			int32		off_i = n->out_off[i];
+
+			if (n->out_len[i] == -1)
+			{
+				off_i = att_pointer_alignby(off_i, n->out_alignby[i], -1, data + off_i);
+				values[i] = PointerGetDatum(data + off_i);
+			}
+			else
+				values[i] = fetch_att(data + off_i, n->out_byval[i], n->out_len[i]);
+			isnull[i] = false;
+		}
+	}
+	else
+		dio_narrow_deform(n, tup, values, isnull);
+	slot->tts_nvalid = n->nout;
+	slot->tts_flags &= ~TTS_FLAG_EMPTY;
+}
 
 /* ---------- why a block went through the buffer manager ---------- */
 

@@ -67,7 +67,6 @@
 #include "optimizer/paths.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/restrictinfo.h"
-#include "optimizer/tlist.h"
 #include "pgstat.h"
 #include "storage/buf_internals.h"
 #include "storage/bufmgr.h"
@@ -153,26 +152,9 @@ typedef struct DioScanState
 	bool		opened;			/* first fetch done */
 	bool		empty_tlist;	/* the plan wants no column */
 
-	/*
-	 * Narrow scan tuple (custom_scan_tlist, see dio_narrow_scan_tlist): column
-	 * i of the virtual scan slot is relation attribute out_attno[i].  When
-	 * every attribute before max_attno has a fixed length, a tuple without
-	 * nulls holds attribute out_attno[i] at out_off[i] from its data start
-	 * (for a varlena max_attno, at out_off[i] or the next multiple of
-	 * out_alignby[i], depending on its header); other tuples are walked
-	 * attribute by attribute up to max_attno (att_out: the output column of
-	 * each attribute, or -1).
-	 */
+	/* narrow scan tuple (custom_scan_tlist): the mapping, see scan_narrow.c */
 	bool		narrow;
-	int			nout;
-	AttrNumber *out_attno;
-	int32	   *out_off;
-	int16	   *out_len;
-	bool	   *out_byval;
-	uint8	   *out_alignby;
-	AttrNumber	max_attno;
-	bool		fixed_offsets;
-	int16	   *att_out;
+	DioNarrow	narrow_map;
 
 	/* block source */
 	BlockNumber nblocks;		/* serial: blocks at scan start */
@@ -301,7 +283,7 @@ static const CustomExecMethods dio_exec_methods = {
  * EvalPlanQual rechecks) are never read directly; neither is anything an
  * INSERT reads.
  */
-static bool
+bool
 dio_plain_select(PlannerInfo *root)
 {
 	for (PlannerInfo *r = root; r != NULL; r = r->parent_root)
@@ -387,75 +369,6 @@ dio_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
 		add_path(rel, (Path *) lfirst(lc));
 	foreach(lc, new_partial)
 		add_partial_path(rel, (Path *) lfirst(lc));
-}
-
-/*
- * The scan tuple the node produces: the columns the plan needs, when that is
- * fewer than the relation's own row.
- *
- * Core's SeqScan is given the relation's physical row as its target list
- * whenever its parent does not need an exact one, and then never projects:
- * the parent deforms the heap tuple for the columns it uses.  A CustomScan is
- * always given the exact target list (createplan.c's use_physical_tlist
- * excludes custom paths), so with the relation's row as scan tuple each row
- * would be projected, a second slot filled, on top of the deforming.  With a
- * scan tuple of just the plain Vars needed (target list first, in its order,
- * then those only the quals use), a target list of plain Vars matches the scan
- * tuple exactly and the node projects nothing; the node deforms the heap tuple
- * itself, straight into the scan slot (dio_store_narrow).
- *
- * NIL (scan tuple = the relation's row) for an empty target list, one that is
- * already the relation's row, and anything but plain user-column Vars of this
- * relation (system columns, whole-row Vars, placeholders).
- */
-static List *
-dio_narrow_scan_tlist(RelOptInfo *rel, List *tlist, List *quals)
-{
-	List	   *vars;
-	List	   *scan_tlist;
-	ListCell   *lc;
-	int			resno = 1;
-	bool		physical = true;
-
-	if (tlist == NIL)
-		return NIL;
-	foreach(lc, tlist)
-	{
-		TargetEntry *tle = lfirst_node(TargetEntry, lc);
-		Var		   *var = (Var *) tle->expr;
-
-		if (!IsA(var, Var) || var->varattno != resno++)
-			physical = false;
-	}
-	if (physical && list_length(tlist) == rel->max_attr)
-		return NIL;
-
-	/*
-	 * createplan.c may add to a projection-capable child's target list after
-	 * PlanCustomPath (sort keys, unique-ification columns): such additions use
-	 * only Vars the relation has to emit anyway, so with all of the
-	 * relation's output Vars in the scan tuple setrefs.c finds each one.
-	 */
-	vars = pull_var_clause((Node *) tlist, PVC_RECURSE_AGGREGATES |
-						   PVC_RECURSE_WINDOWFUNCS | PVC_INCLUDE_PLACEHOLDERS);
-	vars = list_concat(vars, pull_var_clause((Node *) rel->reltarget->exprs,
-											 PVC_RECURSE_AGGREGATES |
-											 PVC_RECURSE_WINDOWFUNCS |
-											 PVC_INCLUDE_PLACEHOLDERS));
-	vars = list_concat(vars, pull_var_clause((Node *) quals, PVC_RECURSE_AGGREGATES |
-											 PVC_RECURSE_WINDOWFUNCS |
-											 PVC_INCLUDE_PLACEHOLDERS));
-	foreach(lc, vars)
-	{
-		Var		   *var = (Var *) lfirst(lc);
-
-		if (!IsA(var, Var) || var->varno != (int) rel->relid ||
-			var->varlevelsup != 0 || var->varattno <= 0 ||
-			var->varreturningtype != VAR_RETURNING_DEFAULT)
-			return NIL;
-	}
-	scan_tlist = add_to_flat_tlist(NIL, vars);
-	return scan_tlist;
 }
 
 static Plan *
@@ -879,97 +792,6 @@ dio_store_tuple(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
 	return slot;
 }
 
-/*
- * The narrow scan tuple's columns of heap tuple 'tup', walking its attributes
- * in order: NULLs from the null bitmap, each value at its offset aligned as
- * its length and header require, attributes the tuple lacks (added later)
- * from the relation's missing values.
- */
-static void
-dio_deform_narrow(DioScanState *st, HeapTupleHeader tup, Datum *values, bool *isnull)
-{
-	TupleDesc	desc = RelationGetDescr(st->rel);
-	bool		hasnulls = (tup->t_infomask & HEAP_HASNULL) != 0;
-	char	   *data = (char *) tup + tup->t_hoff;
-	int			nfetch = Min(HeapTupleHeaderGetNatts(tup), st->max_attno);
-	uintptr_t	off = 0;
-
-	for (int a = 0; a < nfetch; a++)
-	{
-		CompactAttribute *att = TupleDescCompactAttr(desc, a);
-		int			o = st->att_out[a];
-
-		if (hasnulls && att_isnull(a, tup->t_bits))
-		{
-			if (o >= 0)
-			{
-				values[o] = (Datum) 0;
-				isnull[o] = true;
-			}
-			continue;
-		}
-		if (att->attlen == -1)
-			off = att_pointer_alignby(off, att->attalignby, -1, data + off);
-		else
-			off = att_nominal_alignby(off, att->attalignby);
-		if (o >= 0)
-		{
-			values[o] = fetchatt(att, data + off);
-			isnull[o] = false;
-		}
-		off = att_addlength_pointer(off, att->attlen, data + off);
-	}
-	for (int a = nfetch; a < st->max_attno; a++)
-	{
-		int			o = st->att_out[a];
-
-		if (o >= 0)
-			values[o] = getmissingattr(desc, a + 1, &isnull[o]);
-	}
-}
-
-/*
- * Store the columns of st->tuple that the narrow scan tuple has in the
- * (virtual) scan slot.  By-reference values point into the page, which stays
- * alive as long as a heap tuple stored in the slot would.
- */
-static inline TupleTableSlot *
-dio_store_narrow(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
-{
-	HeapTupleHeader tup = st->tuple.t_data;
-	Datum	   *values = slot->tts_values;
-	bool	   *isnull = slot->tts_isnull;
-
-	if (unlikely(TTS_SHOULDFREE(slot)))
-		ExecClearTuple(slot);
-	if (likely(st->fixed_offsets && !HeapTupleHasNulls(&st->tuple) &&
-			   HeapTupleHeaderGetNatts(tup) >= st->max_attno))
-	{
-		char	   *data = (char *) tup + tup->t_hoff;
-
-		for (int i = 0; i < st->nout; i++)
-		{
-			int32		off_i = st->out_off[i];
-
-			if (st->out_len[i] == -1)
-			{
-				off_i = att_pointer_alignby(off_i, st->out_alignby[i], -1, data + off_i);
-				values[i] = PointerGetDatum(data + off_i);
-			}
-			else
-				values[i] = fetch_att(data + off_i, st->out_byval[i], st->out_len[i]);
-			isnull[i] = false;
-		}
-	}
-	else
-		dio_deform_narrow(st, tup, values, isnull);
-	slot->tts_nvalid = st->nout;
-	slot->tts_flags &= ~TTS_FLAG_EMPTY;
-	ItemPointerSet(&slot->tts_tid, st->page_blk, off);
-	slot->tts_tableOid = st->tuple.t_tableOid;
-	return slot;
-}
-
 static TupleTableSlot *
 dio_scan_next(ScanState *ss)
 {
@@ -989,7 +811,12 @@ dio_scan_next(ScanState *ss)
 			ItemPointerSet(&st->tuple.t_self, st->page_blk, off);
 			pgstat_count_heap_getnext(st->rel);
 			if (st->narrow)
-				return dio_store_narrow(st, slot, off);
+			{
+				dio_narrow_store(&st->narrow_map, st->tuple.t_data, slot);
+				ItemPointerSet(&slot->tts_tid, st->page_blk, off);
+				slot->tts_tableOid = st->tuple.t_tableOid;
+				return slot;
+			}
 			return dio_store_tuple(st, slot, off);
 		}
 		if (st->cur_buf != InvalidBuffer)
@@ -1187,77 +1014,6 @@ dio_scan_open(DioScanState *st)
 	st->opened = true;
 }
 
-/* Set up the mapping of a narrow scan tuple (see DioScanState). */
-static void
-dio_narrow_init(DioScanState *st, List *scan_tlist)
-{
-	TupleDesc	desc = RelationGetDescr(st->rel);
-	int			i = 0;
-	int32		off = 0;
-	int32	   *fixed_off;
-	ListCell   *lc;
-
-	st->nout = list_length(scan_tlist);
-	st->out_attno = palloc(sizeof(AttrNumber) * st->nout);
-	st->out_off = palloc(sizeof(int32) * st->nout);
-	st->out_len = palloc(sizeof(int16) * st->nout);
-	st->out_byval = palloc(sizeof(bool) * st->nout);
-	st->out_alignby = palloc(sizeof(uint8) * st->nout);
-	st->max_attno = 0;
-	foreach(lc, scan_tlist)
-	{
-		Var		   *var = castNode(Var, lfirst_node(TargetEntry, lc)->expr);
-
-		if (var->varattno <= 0 || var->varattno > desc->natts)
-			elog(ERROR, "pg_dio: unexpected column %d in scan tuple", var->varattno);
-		st->out_attno[i++] = var->varattno;
-		st->max_attno = Max(st->max_attno, var->varattno);
-	}
-
-	/*
-	 * Offsets of the leading fixed-length attributes in a tuple without
-	 * nulls; a varlena right after them starts where they end, or aligned if
-	 * it has a 4-byte header (decided per tuple: att_pointer_alignby).
-	 */
-	fixed_off = palloc(sizeof(int32) * st->max_attno);
-	st->fixed_offsets = true;
-	for (int a = 0; a < st->max_attno; a++)
-	{
-		CompactAttribute *att = TupleDescCompactAttr(desc, a);
-
-		if (att->attlen == -1 && a == st->max_attno - 1)
-		{
-			fixed_off[a] = off;		/* not yet aligned */
-			break;
-		}
-		if (att->attlen <= 0)
-		{
-			st->fixed_offsets = false;
-			break;
-		}
-		off = att_nominal_alignby(off, att->attalignby);
-		fixed_off[a] = off;
-		off += att->attlen;
-	}
-	for (i = 0; i < st->nout; i++)
-	{
-		CompactAttribute *att = TupleDescCompactAttr(desc, st->out_attno[i] - 1);
-
-		st->out_off[i] = st->fixed_offsets ? fixed_off[st->out_attno[i] - 1] : -1;
-		st->out_len[i] = att->attlen;
-		st->out_byval[i] = att->attbyval;
-		st->out_alignby[i] = att->attalignby;
-	}
-	pfree(fixed_off);
-
-	/* for the other tuples */
-	st->att_out = palloc(sizeof(int16) * st->max_attno);
-	for (int a = 0; a < st->max_attno; a++)
-		st->att_out[a] = -1;
-	for (i = 0; i < st->nout; i++)
-		st->att_out[st->out_attno[i] - 1] = i;
-}
-
 static void
 dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 {
@@ -1276,7 +1032,8 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 					   node->ss.ps.ps_ResultTupleSlot->tts_tupleDescriptor->natts == 0);
 
 	if (st->narrow)
-		dio_narrow_init(st, ((CustomScan *) node->ss.ps.plan)->custom_scan_tlist);
+		dio_narrow_init(&st->narrow_map, RelationGetDescr(st->rel),
+						((CustomScan *) node->ss.ps.plan)->custom_scan_tlist);
 
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
