@@ -364,6 +364,34 @@ SELECT pf_compare('SELECT id, w FROM pf_words WHERE w ^@ ''a1''', false);
 SELECT pf_compare('SELECT w FROM pf_words WHERE w < ''05''', false);
 
 --
+-- narrow scan tuples: in a plain SELECT the scan's rows hold only the columns
+-- the plan uses, taken straight from the heap tuple; the index quals are
+-- rechecked on the heap row, also where the indexed column or expression is
+-- not among those columns (every row of a hash index).  NULLs, toasted
+-- values, a dropped column and a column added later with a default.
+--
+CREATE TABLE pf_nt (id int, junk int, name text, big text, h int)
+    WITH (autovacuum_enabled = off);
+INSERT INTO pf_nt
+SELECT (g * 7919) % 5003, g, CASE WHEN g % 4 = 0 THEN NULL ELSE 'Name' || (g % 300) END,
+       CASE WHEN g % 50 = 0 THEN repeat(md5(g::text), 300) ELSE 'b' || g END, g % 40
+  FROM generate_series(1, 5000) g;
+ALTER TABLE pf_nt DROP COLUMN junk;
+ALTER TABLE pf_nt ADD COLUMN later int DEFAULT 42;
+UPDATE pf_nt SET later = -id WHERE id % 3 = 0;
+CREATE INDEX pf_nt_id ON pf_nt (id);
+CREATE INDEX pf_nt_h ON pf_nt USING hash (h);
+CREATE INDEX pf_nt_lower ON pf_nt USING hash (lower(name));
+VACUUM ANALYZE pf_nt;
+SELECT pf_compare('SELECT later, id FROM pf_nt WHERE h = 7', false);
+SELECT pf_counts('SELECT later, id FROM pf_nt WHERE h = 7');
+SELECT pf_compare('SELECT id FROM pf_nt WHERE lower(name) = ''name17''', false);
+SELECT pf_compare('SELECT id, length(big), later FROM pf_nt WHERE id BETWEEN 100 AND 900');
+SELECT pf_compare('SELECT big, name FROM pf_nt WHERE id < 1500 AND big LIKE ''b%''');
+SELECT pf_compare('SELECT later FROM pf_nt WHERE id > 4000 AND name IS NULL');
+SELECT pf_compare('SELECT count(*), sum(later), max(md5(big)) FROM pf_nt WHERE id < 3000');
+
+--
 -- index-only scans: INCLUDE columns, name (stored as cstring, returned
 -- padded), boolean, catalogs
 --

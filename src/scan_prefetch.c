@@ -169,8 +169,17 @@ typedef struct PfScanState
 	Oid			indexoid;
 	bool		index_only;
 	uint32		capacity;		/* most blocks the stream may look ahead */
-	List	   *indexqualorig;
-	ExprState  *qualorig;
+	List	   *indexqualorig;	/* index quals as written (recheck, EXPLAIN) */
+	ExprState  *qualorig;		/* ... evaluated on the heap row */
+
+	/*
+	 * Plain index scan with a narrow scan tuple (scan_narrow.c): rows are
+	 * deformed from the heap tuple straight into the virtual scan slot, and
+	 * rechecks run on heapslot, which has the relation's row.
+	 */
+	bool		narrow;
+	DioNarrow	narrow_map;
+	TupleTableSlot *heapslot;
 
 	/* index scan */
 	Relation	index;
@@ -450,41 +459,81 @@ pf_index_operand(Node *node, IndexOptInfo *index, int col)
 	return NULL;				/* keep compiler quiet */
 }
 
-/* A copy of an index qual with its index operands made index Vars. */
+typedef Node *(*PfOperandFn) (Node *operand, int k, void *arg);
+
+/*
+ * A copy of index qual 'clause' whose index operands (the indexed columns or
+ * expressions, which the planner puts left of the operator) are replaced by
+ * fn(operand, k, arg), k counting the clause's operands from 0 (a row
+ * comparison has several).
+ */
 static Node *
-pf_fix_indexqual(IndexOptInfo *index, IndexClause *ic, Node *clause)
+pf_map_operands(Node *clause, PfOperandFn fn, void *arg)
 {
 	clause = copyObject(clause);
 	if (IsA(clause, OpExpr))
 	{
 		OpExpr	   *op = (OpExpr *) clause;
 
-		linitial(op->args) = pf_index_operand(linitial(op->args), index, ic->indexcol);
+		linitial(op->args) = fn(linitial(op->args), 0, arg);
 	}
 	else if (IsA(clause, RowCompareExpr))
 	{
 		RowCompareExpr *rc = (RowCompareExpr *) clause;
-		ListCell   *la,
-				   *lc;
+		ListCell   *la;
 
-		forboth(la, rc->largs, lc, ic->indexcols)
-			lfirst(la) = pf_index_operand(lfirst(la), index, lfirst_int(lc));
+		foreach(la, rc->largs)
+			lfirst(la) = fn(lfirst(la), foreach_current_index(la), arg);
 	}
 	else if (IsA(clause, ScalarArrayOpExpr))
 	{
 		ScalarArrayOpExpr *sa = (ScalarArrayOpExpr *) clause;
 
-		linitial(sa->args) = pf_index_operand(linitial(sa->args), index, ic->indexcol);
+		linitial(sa->args) = fn(linitial(sa->args), 0, arg);
 	}
 	else if (IsA(clause, NullTest))
 	{
 		NullTest   *nt = (NullTest *) clause;
 
-		nt->arg = (Expr *) pf_index_operand((Node *) nt->arg, index, ic->indexcol);
+		nt->arg = (Expr *) fn((Node *) nt->arg, 0, arg);
 	}
 	else
 		elog(ERROR, "pg_dio: unsupported index qual type: %d", (int) nodeTag(clause));
 	return clause;
+}
+
+static Node *
+pf_strip_operand(Node *operand, int k, void *arg)
+{
+	return pf_strip_relabel(operand);
+}
+
+/*
+ * Planning a plain index scan's quals: each operand is set aside twice, as
+ * written (for rechecks and EXPLAIN) and as the index Var that
+ * ExecIndexBuildScanKeys wants, and left in the qual as a NULL constant of its
+ * type, which setrefs.c passes over (see pf_plan_custom_path).
+ */
+typedef struct PfOperands
+{
+	IndexOptInfo *index;
+	IndexClause *ic;
+	bool		rowcompare;		/* the qual is a RowCompareExpr */
+	List	   *written;
+	List	   *indexvars;
+} PfOperands;
+
+static Node *
+pf_set_aside_operand(Node *operand, int k, void *arg)
+{
+	PfOperands *o = (PfOperands *) arg;
+	int			col = o->rowcompare ?
+		list_nth_int(o->ic->indexcols, k) : o->ic->indexcol;
+
+	o->written = lappend(o->written, copyObject(operand));
+	o->indexvars = lappend(o->indexvars, pf_index_operand(operand, o->index, col));
+	return (Node *) makeNullConst(exprType(operand), exprTypmod(operand),
+								  exprCollation(operand));
 }
 
 /*
@@ -494,32 +543,25 @@ pf_fix_indexqual(IndexOptInfo *index, IndexClause *ic, Node *clause)
 static Node *
 pf_plain_indexqual(Node *clause)
 {
-	clause = copyObject(clause);
-	if (IsA(clause, OpExpr))
-		linitial(((OpExpr *) clause)->args) =
-			pf_strip_relabel(linitial(((OpExpr *) clause)->args));
-	else if (IsA(clause, RowCompareExpr))
-	{
-		ListCell   *la;
-
-		foreach(la, ((RowCompareExpr *) clause)->largs)
-			lfirst(la) = pf_strip_relabel(lfirst(la));
-	}
-	else if (IsA(clause, ScalarArrayOpExpr))
-		linitial(((ScalarArrayOpExpr *) clause)->args) =
-			pf_strip_relabel(linitial(((ScalarArrayOpExpr *) clause)->args));
-	else if (IsA(clause, NullTest))
-		((NullTest *) clause)->arg = (Expr *) pf_strip_relabel((Node *) ((NullTest *) clause)->arg);
-	return clause;
+	return pf_map_operands(clause, pf_strip_operand, NULL);
 }
 
 /*
- * custom_exprs = (index quals with index Vars, the same quals as written);
- * core replaces nestloop parameters in both afterwards and setrefs leaves
- * INDEX_VAR alone.  custom_private = (index OID, index-only?).  The filter
- * keeps every scan clause that the index conditions do not already enforce
- * (clauses implied by a partial index's predicate are left out, as core's
- * index scan does).
+ * A plain index scan's plan: custom_exprs = (index quals with their index
+ * operands set aside, see pf_set_aside_operand), custom_private = ((index
+ * OID, 0), the operands as written, the operands as index Vars).  Core
+ * replaces nestloop parameters in custom_exprs and setrefs.c then adjusts it,
+ * never looking into custom_private; the executor puts the operands back
+ * (pf_put_back_operands).  The scan tuple is narrow (see scan_narrow.c) in a
+ * plain SELECT, else the relation's row.
+ *
+ * An index-only scan's: custom_exprs = (index quals, the same again: core's
+ * index-only scan shows and rechecks them with relabeling stripped),
+ * custom_private = ((index OID, 1)); the scan tuple is the index's columns.
+ *
+ * The filter keeps every scan clause that the index conditions do not
+ * already enforce (clauses implied by a partial index's predicate are left
+ * out, as core's index scan does).
  */
 static Plan *
 pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -528,7 +570,8 @@ pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	IndexPath  *ipath = (IndexPath *) linitial(best_path->custom_private);
 	IndexOptInfo *index = ipath->indexinfo;
 	CustomScan *cscan = makeNode(CustomScan);
-	List	   *fixed = NIL;
+	PfOperands	ops = {.index = index};
+	List	   *set_aside = NIL;
 	List	   *orig = NIL;
 	List	   *plain = NIL;
 	List	   *qpqual = NIL;
@@ -541,13 +584,19 @@ pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 		IndexClause *ic = lfirst_node(IndexClause, lc);
 		ListCell   *lq;
 
+		ops.ic = ic;
 		foreach(lq, ic->indexquals)
 		{
 			RestrictInfo *ri = lfirst_node(RestrictInfo, lq);
 
 			orig = lappend(orig, ri->clause);
-			plain = lappend(plain, pf_plain_indexqual((Node *) ri->clause));
-			fixed = lappend(fixed, pf_fix_indexqual(index, ic, (Node *) ri->clause));
+			ops.rowcompare = IsA(ri->clause, RowCompareExpr);
+			if (index_only)
+				plain = lappend(plain, pf_plain_indexqual((Node *) ri->clause));
+			else
+				set_aside = lappend(set_aside,
+									pf_map_operands((Node *) ri->clause,
+													pf_set_aside_operand, &ops));
 		}
 	}
 
@@ -575,12 +624,14 @@ pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = NIL;
-	cscan->custom_private = list_make2_oid(index->indexoid, index_only ? 1 : 0);
 	if (!index_only)
 	{
 		/* core's index scan shows and rechecks the quals as written */
-		cscan->custom_exprs = list_make2(fixed, copyObject(orig));
-		cscan->custom_scan_tlist = NIL;
+		cscan->custom_private = list_make3(list_make2_oid(index->indexoid, 0),
+										   ops.written, ops.indexvars);
+		cscan->custom_exprs = list_make1(set_aside);
+		cscan->custom_scan_tlist = dio_plain_select(root) ?
+			dio_narrow_scan_tlist(rel, tlist, qpqual) : NIL;
 	}
 	else
 	{
@@ -605,6 +656,7 @@ pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 																 type, typmod, coll, 0),
 											   i + 1, NULL, false));
 		}
+		cscan->custom_private = list_make1(list_make2_oid(index->indexoid, 1));
 		cscan->custom_exprs = list_make2(plain, copyObject(plain));
 		cscan->custom_scan_tlist = stl;
 	}
@@ -1363,6 +1415,27 @@ pf_recheck_quals(PfScanState *st, TupleTableSlot *slot)
 	return false;
 }
 
+/* Store heap tuple 'tuple' (its page pinned) in the narrow scan slot. */
+static pg_attribute_always_inline void
+pf_store_narrow(PfScanState *st, TupleTableSlot *slot, HeapTuple tuple)
+{
+	dio_narrow_store(&st->narrow_map, tuple->t_data, slot);
+	slot->tts_tid = tuple->t_self;
+	slot->tts_tableOid = RelationGetRelid(st->css.ss.ss_currentRelation);
+}
+
+/* pf_recheck_quals of st->tup, in cur_buf, for a narrow scan tuple. */
+static bool
+pf_recheck_narrow(PfScanState *st)
+{
+	bool		ok;
+
+	ExecStoreBufferHeapTuple(&st->tup, st->heapslot, st->cur_buf);
+	ok = pf_recheck_quals(st, st->heapslot);
+	ExecClearTuple(st->heapslot);
+	return ok;
+}
+
 static TupleTableSlot *
 pf_next(ScanState *ss)
 {
@@ -1377,12 +1450,24 @@ pf_next(ScanState *ss)
 	if (!st->queued)
 	{
 		/* not MVCC: exactly core's index scan */
-		while (index_getnext_slot(st->scan, ForwardScanDirection, slot))
+		TupleTableSlot *hslot = st->narrow ? st->heapslot : slot;
+
+		while (index_getnext_slot(st->scan, ForwardScanDirection, hslot))
 		{
 			CHECK_FOR_INTERRUPTS();
-			if (!st->scan->xs_recheck || pf_recheck_quals(st, slot))
-				return slot;
+			if (st->scan->xs_recheck && !pf_recheck_quals(st, hslot))
+				continue;
+			if (st->narrow)
+			{
+				/* the page stays pinned by heapslot until its next tuple */
+				HeapTuple	tuple = ExecFetchSlotHeapTuple(hslot, false, NULL);
+
+				pf_store_narrow(st, slot, tuple);
+			}
+			return slot;
 		}
+		if (st->narrow)
+			ExecClearTuple(st->heapslot);
 		return ExecClearTuple(slot);
 	}
 
@@ -1460,6 +1545,14 @@ pf_next(ScanState *ss)
 				}
 				continue;
 			}
+			if (st->narrow)
+			{
+				/* the page stays pinned as cur_buf until the next call */
+				if ((e->flags & PF_RECHECK) && !pf_recheck_narrow(st))
+					continue;
+				pf_store_narrow(st, slot, &st->tup);
+				return slot;
+			}
 			if (!st->index_only)
 				ExecStoreBufferHeapTuple(&st->tup, slot, st->cur_buf);
 		}
@@ -1483,6 +1576,9 @@ pf_recheck(ScanState *ss, TupleTableSlot *slot)
 
 	if (st->index_only)
 		elog(ERROR, "EvalPlanQual recheck is not supported in index-only scans");
+	/* planned only for plain SELECTs, which EvalPlanQual never rechecks */
+	if (st->narrow)
+		elog(ERROR, "pg_dio: EvalPlanQual recheck of a narrow PrefetchIndexScan");
 	econtext->ecxt_scantuple = slot;
 	return ExecQualAndReset(st->qualorig, econtext);
 }
@@ -1617,15 +1713,106 @@ pf_total_counters(PfScanState *st)
  * Executor: node callbacks
  * ====================================================================== */
 
+/* Executor: a plain index scan's set-aside operands put back (pf_plan_custom_path). */
+typedef struct PfPutBack
+{
+	List	   *operands;
+	ListCell   *next;
+	Index		scanrelid;		/* Vars of the operands are of this RTE, or 0 */
+} PfPutBack;
+
+static bool
+pf_set_varno_walker(Node *node, void *arg)
+{
+	Index		scanrelid = *(Index *) arg;
+
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *v = (Var *) node;
+
+		if ((int) v->varnosyn == v->varno)
+			v->varnosyn = scanrelid;
+		v->varno = (int) scanrelid;
+		return false;
+	}
+	return expression_tree_walker(node, pf_set_varno_walker, arg);
+}
+
+static Node *
+pf_put_back_operand(Node *operand, int k, void *arg)
+{
+	PfPutBack  *p = (PfPutBack *) arg;
+	Node	   *op;
+
+	if (p->next == NULL)
+		elog(ERROR, "pg_dio: index qual operands do not match the plan");
+	op = copyObject(lfirst(p->next));
+	p->next = lnext(p->operands, p->next);
+
+	/*
+	 * The planner's range table index: setrefs.c never saw these, so make
+	 * them the scan's (what EXPLAIN deparses by; evaluation ignores it).
+	 */
+	if (p->scanrelid != 0)
+		pf_set_varno_walker(op, &p->scanrelid);
+	return op;
+}
+
+/*
+ * The index quals 'set_aside' (after setrefs.c) with their operands replaced,
+ * in order, by copies of 'operands'.
+ */
+static List *
+pf_put_back_operands(List *set_aside, List *operands, Index scanrelid)
+{
+	PfPutBack	p = {.operands = operands, .next = list_head(operands),
+	.scanrelid = scanrelid};
+	List	   *quals = NIL;
+	ListCell   *lc;
+
+	foreach(lc, set_aside)
+		quals = lappend(quals, pf_map_operands(lfirst(lc), pf_put_back_operand, &p));
+	if (p.next != NULL)
+		elog(ERROR, "pg_dio: index qual operands do not match the plan");
+	return quals;
+}
+
+/*
+ * The index quals as written, compiled for rechecks on the heap row: the scan
+ * slot itself, or heapslot when the scan tuple is narrow (the expression's
+ * column fetches are compiled for the slot type they will see).
+ */
+static ExprState *
+pf_init_recheck(PfScanState *st, List *quals)
+{
+	PlanState  *ps = &st->css.ss.ps;
+	TupleDesc	desc = ps->scandesc;
+	const TupleTableSlotOps *ops = ps->scanops;
+	ExprState  *result;
+
+	if (!st->narrow)
+		return ExecInitQual(quals, ps);
+	ps->scandesc = st->heapslot->tts_tupleDescriptor;
+	ps->scanops = st->heapslot->tts_ops;
+	result = ExecInitQual(quals, ps);
+	ps->scandesc = desc;
+	ps->scanops = ops;
+	return result;
+}
+
 static Node *
 pf_create_scan_state(CustomScan *cscan)
 {
 	PfScanState *st = (PfScanState *) newNode(sizeof(PfScanState), T_CustomScanState);
-	bool		index_only = lsecond_oid(cscan->custom_private) != 0;
+	List	   *oids = (List *) linitial(cscan->custom_private);
+	bool		index_only = lsecond_oid(oids) != 0;
 
-	st->css.methods = index_only ? &pf_only_exec_methods : &pf_exec_methods;
-	st->css.slotOps = index_only ? &TTSOpsVirtual : &TTSOpsBufferHeapTuple;
 	st->index_only = index_only;
+	st->narrow = !index_only && cscan->custom_scan_tlist != NIL;
+	st->css.methods = index_only ? &pf_only_exec_methods : &pf_exec_methods;
+	st->css.slotOps = index_only || st->narrow ? &TTSOpsVirtual : &TTSOpsBufferHeapTuple;
 	return (Node *) st;
 }
 
@@ -1635,10 +1822,32 @@ pf_begin_scan(CustomScanState *node, EState *estate, int eflags)
 	PfScanState *st = (PfScanState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	LOCKMODE	lockmode;
+	List	   *indexquals;
 
-	st->indexoid = linitial_oid(cscan->custom_private);
-	st->indexqualorig = (List *) lsecond(cscan->custom_exprs);
-	st->qualorig = ExecInitQual(st->indexqualorig, &node->ss.ps);
+	st->indexoid = linitial_oid((List *) linitial(cscan->custom_private));
+	if (st->narrow)
+	{
+		Relation	heap = node->ss.ss_currentRelation;
+
+		dio_narrow_init(&st->narrow_map, RelationGetDescr(heap), cscan->custom_scan_tlist);
+		st->heapslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(heap),
+											  &TTSOpsBufferHeapTuple);
+	}
+	if (st->index_only)
+	{
+		indexquals = (List *) linitial(cscan->custom_exprs);
+		st->indexqualorig = (List *) lsecond(cscan->custom_exprs);
+	}
+	else
+	{
+		List	   *set_aside = (List *) linitial(cscan->custom_exprs);
+
+		indexquals = pf_put_back_operands(set_aside, lthird(cscan->custom_private), 0);
+		st->indexqualorig = pf_put_back_operands(set_aside, lsecond(cscan->custom_private),
+												 cscan->scan.scanrelid);
+		fix_opfuncids((Node *) st->indexqualorig);
+	}
+	st->qualorig = pf_init_recheck(st, st->indexqualorig);
 	st->cur_buf = InvalidBuffer;
 	st->pending_buf = InvalidBuffer;
 	st->vmbuf = InvalidBuffer;
@@ -1654,8 +1863,7 @@ pf_begin_scan(CustomScanState *node, EState *estate, int eflags)
 	if (estate->es_instrument)
 		pf_par_claim(st);
 
-	ExecIndexBuildScanKeys(&node->ss.ps, st->index,
-						   (List *) linitial(cscan->custom_exprs), false,
+	ExecIndexBuildScanKeys(&node->ss.ps, st->index, indexquals, false,
 						   &st->keys, &st->nkeys,
 						   &st->rtkeys, &st->nrtkeys,
 						   NULL, NULL);
