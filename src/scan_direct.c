@@ -1094,6 +1094,15 @@ dio_exec_scan(CustomScanState *node)
 
 	if (!st->opened)
 		dio_scan_open(st);
+
+	/*
+	 * Nothing to evaluate: the row straight from the scan.  ExecScanExtended
+	 * would reset the per-tuple memory for each row, which nothing here
+	 * allocates in, and check for interrupts, which dio_scan_next does per
+	 * page.
+	 */
+	if (qual == NULL && proj == NULL && epq == NULL)
+		return dio_scan_next(&node->ss);
 	if (qual == NULL && proj == NULL)
 		return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, NULL, NULL);
 
