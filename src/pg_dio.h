@@ -96,7 +96,7 @@ extern void dio_narrow_deform(const DioNarrow *n, HeapTupleHeader tup,
  * scan slot; the caller sets tts_tid and tts_tableOid.  By-reference values
  * point into 'tup': see scan_narrow.c for how long it must stay.
  */
-static inline void
+static pg_attribute_always_inline void
 dio_narrow_store(const DioNarrow *n, HeapTupleHeader tup, TupleTableSlot *slot)
 {
 	Datum	   *values = slot->tts_values;

@@ -141,6 +141,15 @@ typedef struct DioSegment
  */
 #define DIO_PARALLEL_BUFFERED_AHEAD 256
 
+/*
+ * What dio_exec_scan does with the next row of the current page without
+ * further ado: nothing (quals or a projection to evaluate, EvalPlanQual),
+ * return it, or return an empty row (count(*): no column wanted).
+ */
+#define DIO_SHORT_NONE		0
+#define DIO_SHORT_ROW		1
+#define DIO_SHORT_EMPTY		2
+
 typedef struct DioScanState
 {
 	CustomScanState css;
@@ -151,6 +160,7 @@ typedef struct DioScanState
 	bool		started;
 	bool		opened;			/* first fetch done */
 	bool		empty_tlist;	/* the plan wants no column */
+	uint8		short_way;		/* DIO_SHORT_*: rows of a page without ExecScan */
 
 	/* narrow scan tuple (custom_scan_tlist): the mapping, see scan_narrow.c */
 	bool		narrow;
@@ -792,33 +802,58 @@ dio_store_tuple(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
 	return slot;
 }
 
-static TupleTableSlot *
+/*
+ * The next row of the current page (direct image or pinned buffer), which has
+ * one left.  A narrow scan tuple is filled from the tuple header alone;
+ * st->tuple is what a heap-tuple scan slot points to.
+ */
+static pg_attribute_always_inline TupleTableSlot *
+dio_emit_row(DioScanState *st, TupleTableSlot *slot)
+{
+	OffsetNumber off = st->vis[st->vis_idx++];
+	ItemId		lp = PageGetItemId(st->page, off);
+	HeapTupleHeader tup = (HeapTupleHeader) PageGetItem(st->page, lp);
+
+	pgstat_count_heap_getnext(st->rel);
+	if (st->narrow)
+	{
+		dio_narrow_store(&st->narrow_map, tup, slot);
+		ItemPointerSet(&slot->tts_tid, st->page_blk, off);
+		slot->tts_tableOid = st->tuple.t_tableOid;
+		return slot;
+	}
+	st->tuple.t_data = tup;
+	st->tuple.t_len = ItemIdGetLength(lp);
+	ItemPointerSet(&st->tuple.t_self, st->page_blk, off);
+	return dio_store_tuple(st, slot, off);
+}
+
+static pg_noinline TupleTableSlot *dio_scan_next_page(DioScanState *st,
+													  TupleTableSlot *slot);
+
+/*
+ * The next row (the scan's access method).  Rows of the current page take
+ * the short way; the page loop, with all its state, runs once per page.
+ */
+static inline TupleTableSlot *
 dio_scan_next(ScanState *ss)
 {
 	DioScanState *st = (DioScanState *) ss;
-	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
 
+	if (likely(st->vis_idx < st->nvis))
+		return dio_emit_row(st, ss->ss_ScanTupleSlot);
+	return dio_scan_next_page(st, ss->ss_ScanTupleSlot);
+}
+
+/* Move on to the next page with a row and return that row, or end the scan. */
+static pg_noinline TupleTableSlot *
+dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
+{
 	for (;;)
 	{
-		/* 1. the rest of the current page (direct image or pinned buffer) */
+		/* 1. the rest of the current page */
 		if (st->vis_idx < st->nvis)
-		{
-			OffsetNumber off = st->vis[st->vis_idx++];
-			ItemId		lp = PageGetItemId(st->page, off);
-
-			st->tuple.t_data = (HeapTupleHeader) PageGetItem(st->page, lp);
-			st->tuple.t_len = ItemIdGetLength(lp);
-			ItemPointerSet(&st->tuple.t_self, st->page_blk, off);
-			pgstat_count_heap_getnext(st->rel);
-			if (st->narrow)
-			{
-				dio_narrow_store(&st->narrow_map, st->tuple.t_data, slot);
-				ItemPointerSet(&slot->tts_tid, st->page_blk, off);
-				slot->tts_tableOid = st->tuple.t_tableOid;
-				return slot;
-			}
-			return dio_store_tuple(st, slot, off);
-		}
+			return dio_emit_row(st, slot);
 		if (st->cur_buf != InvalidBuffer)
 			dio_buffered_release(st);
 		st->page = NULL;
@@ -1030,6 +1065,15 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 					   node->ss.ps.plan->targetlist == NIL &&
 					   node->ss.ps.ps_ResultTupleSlot != NULL &&
 					   node->ss.ps.ps_ResultTupleSlot->tts_tupleDescriptor->natts == 0);
+	/* an EvalPlanQual EState is one from the start (EvalPlanQualStart) */
+	st->short_way = DIO_SHORT_NONE;
+	if (node->ss.ps.qual == NULL && estate->es_epq_active == NULL)
+	{
+		if (node->ss.ps.ps_ProjInfo == NULL)
+			st->short_way = DIO_SHORT_ROW;
+		else if (st->empty_tlist)
+			st->short_way = DIO_SHORT_EMPTY;
+	}
 
 	if (st->narrow)
 		dio_narrow_init(&st->narrow_map, RelationGetDescr(st->rel),
@@ -1057,19 +1101,28 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
  * counted off without storing them anywhere.  The result slot holds an
  * empty virtual tuple from the first row to the last.
  */
+static pg_attribute_always_inline TupleTableSlot *
+dio_emit_empty_row(DioScanState *st)
+{
+	TupleTableSlot *res = st->css.ss.ps.ps_ResultTupleSlot;
+
+	st->vis_idx++;
+	pgstat_count_heap_getnext(st->rel);
+	if (TTS_EMPTY(res))
+		ExecStoreVirtualTuple(res);
+	return res;
+}
+
 static TupleTableSlot *
 dio_next_empty_row(DioScanState *st)
 {
 	TupleTableSlot *res = st->css.ss.ps.ps_ResultTupleSlot;
 
 	if (st->vis_idx < st->nvis)
+		return dio_emit_empty_row(st);
+
+	/* the next page: its first row (TupIsNull evaluates twice) */
 	{
-		st->vis_idx++;
-		pgstat_count_heap_getnext(st->rel);
-	}
-	else
-	{
-		/* the next page: its first row (TupIsNull evaluates twice) */
 		TupleTableSlot *slot = dio_scan_next(&st->css.ss);
 
 		if (TupIsNull(slot))
@@ -1084,8 +1137,9 @@ dio_next_empty_row(DioScanState *st)
  * Like core's seq scan, one specialised loop per combination of qual and
  * projection, with our access method inlined.
  */
-static TupleTableSlot *
-dio_exec_scan(CustomScanState *node)
+/* dio_exec_scan's way for everything but a page's next row with nothing to do */
+static pg_noinline TupleTableSlot *
+dio_exec_scan_slow(CustomScanState *node)
 {
 	DioScanState *st = (DioScanState *) node;
 	EPQState   *epq = node->ss.ps.state->es_epq_active;
@@ -1095,13 +1149,7 @@ dio_exec_scan(CustomScanState *node)
 	if (!st->opened)
 		dio_scan_open(st);
 
-	/*
-	 * Nothing to evaluate: the row straight from the scan.  ExecScanExtended
-	 * would reset the per-tuple memory for each row, which nothing here
-	 * allocates in, and check for interrupts, which dio_scan_next does per
-	 * page.
-	 */
-	if (qual == NULL && proj == NULL && epq == NULL)
+	if (st->short_way == DIO_SHORT_ROW)
 		return dio_scan_next(&node->ss);
 	if (qual == NULL && proj == NULL)
 		return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, NULL, NULL);
@@ -1130,6 +1178,28 @@ dio_exec_scan(CustomScanState *node)
 	if (qual == NULL)
 		return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, NULL, proj);
 	return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, qual, proj);
+}
+
+/*
+ * The next row.  With nothing to evaluate, a page's rows go straight out:
+ * ExecScanExtended would reset the per-tuple memory for each row, which
+ * nothing here allocates in, and check for interrupts, which the page loop
+ * does per page.  This is the per-row path of a big scan: it stays small,
+ * everything else is in dio_exec_scan_slow.
+ */
+static TupleTableSlot *
+dio_exec_scan(CustomScanState *node)
+{
+	DioScanState *st = (DioScanState *) node;
+
+	if (likely(st->vis_idx < st->nvis))
+	{
+		if (st->short_way == DIO_SHORT_ROW)
+			return dio_emit_row(st, node->ss.ss_ScanTupleSlot);
+		if (st->short_way == DIO_SHORT_EMPTY)
+			return dio_emit_empty_row(st);
+	}
+	return dio_exec_scan_slow(node);
 }
 
 static void
