@@ -23,6 +23,10 @@ round (A B C ... A B C ...), rounds repeated:
 
 Cold = the table and its indexes evicted from shared buffers and the OS page
 cache with pg_dio_evict and verified with pg_dio_residency before every run.
+Cold runs and fio are pinned to the CPU that takes the disk's interrupts
+(see engine_vs_fio.reader_cpu; PG_DIO_BENCH_CPU=N or none): the postmaster,
+so every backend it forks, and fio.  The OS-cached and cached pairs, which
+wait for no device, are not.
 The server is restarted only to change io_method.  Every query runs as
 EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON): the execution time and
 the blocks read come from the same run; IOPS = heap blocks read / seconds.
@@ -36,7 +40,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import memory_text, psql, psql_script, run_fio_random, summary, write_report  # noqa: E402
+from engine_vs_fio import (memory_text, placement_text, psql, psql_script,  # noqa: E402
+                           reader_cpu, run_fio_random, summary, write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -88,6 +93,28 @@ CORR_CONFIGS = {
 }
 
 current_io_method = None
+CPU = reader_cpu()
+pinned = None                   # the CPU new backends are pinned to now
+
+
+def pin_server(cpu):
+    """Backends forked from now on run on 'cpu' only (None: on every CPU): the
+    postmaster's affinity is inherited; the processes it already has (I/O
+    workers, checkpointer, ...) keep theirs."""
+    with open(os.path.join(os.environ["PG_DIO_DATA"], "postmaster.pid")) as f:
+        pid = int(f.readline())
+    os.sched_setaffinity(pid, {cpu} if cpu is not None else set(range(os.cpu_count())))
+
+
+def set_pin(cpu):
+    global pinned
+    pinned = cpu
+    pin_server(cpu)
+
+
+def start_server():
+    subprocess.run([CLUSTER, "start", "bench"], check=True, capture_output=True)
+    pin_server(pinned)
 
 
 def restart(io_method):
@@ -96,7 +123,7 @@ def restart(io_method):
         return
     psql_script(f"ALTER SYSTEM RESET ALL;\nALTER SYSTEM SET io_method = '{io_method}';")
     subprocess.run([CLUSTER, "stop", "bench"], check=True, capture_output=True)
-    subprocess.run([CLUSTER, "start", "bench"], check=True, capture_output=True)
+    start_server()
     current_io_method = io_method
 
 
@@ -244,7 +271,7 @@ def instructions(exps, repeat=3):
     finally:
         if os.path.exists(out):
             os.unlink(out)
-        subprocess.run([CLUSTER, "start", "bench"], check=True, capture_output=True)
+        start_server()
     return res
 
 
@@ -289,6 +316,7 @@ def main(out_dir, mode):
     q_ios_c = f"SELECT sum(r::bigint) FROM bench_idx WHERE r BETWEEN {lo} AND {lo + small}"
     q_corr_c = f"SELECT sum(length(filler)) FROM bench_idx WHERE id BETWEEN {lo} AND {lo + small}"
     res = {"mode": mode, "rounds": rounds, "table_bytes": table_bytes, "rows": nrows,
+           "reader_cpu": CPU,
            "queries": {"random": q_rand, "index_only": q_ios, "correlated": q_corr},
            "fio_iops": {}, "fio_paired": {}, "cold": {}, "cached": {}}
     cold_cfg = configs(mode)
@@ -306,9 +334,10 @@ def main(out_dir, mode):
 
     for r in range(rounds):
         print(f"round {r + 1}/{rounds}", flush=True)
+        set_pin(CPU)
         for depth in (1, 16, 64):
             res["fio_iops"].setdefault(str(depth), []).append(
-                run_fio_random(files, depth, seconds=2))
+                run_fio_random(files, depth, seconds=2, cpu=CPU))
         for iom in ("worker", "sync"):
             for exp, q, cfgs in experiments:
                 for name, (cfg_iom, sess, node) in cfgs.items():
@@ -325,10 +354,11 @@ def main(out_dir, mode):
                     if "prefetch" in name and eic:
                         # the device right after the run, at its depth: the
                         # disk swings minute to minute
-                        f = run_fio_random(files, int(eic), seconds=2)
+                        f = run_fio_random(files, int(eic), seconds=2, cpu=CPU)
                         res["fio_paired"].setdefault(f"{exp}/{name}", []).append(f)
                         print(f"  fio random depth {eic}: {f:.0f} IOPS", flush=True)
         restart("worker")
+        set_pin(None)
         # OS-cached: out of shared buffers, in the OS page cache (primed just
         # before), OS_CACHED_PAIRS pairs alternated in one session
         core = ("core-index", CORR_CONFIGS["core-index"])
@@ -388,7 +418,8 @@ def main(out_dir, mode):
              "right after each (median of the ratios: the disk swings minute to minute), "
              "core's against the rounds' fio. fio random 8 kB O_DIRECT at the start of each round: "
              + ", ".join(f"depth {d}: {fio[d]:.0f} IOPS" for d in ("1", "16", "64")) + "; "
-             + memory_text(), "",
+             + memory_text() + " " + placement_text(CPU)[0].upper() + placement_text(CPU)[1:]
+             + ".", "",
              "| experiment | configuration | seconds | IOPS | vs core Index Scan (same io_method) | "
              "vs core Bitmap (same eic) | IOPS vs fio (same depth) |",
              "|---|---|---|---|---|---|---|"]
