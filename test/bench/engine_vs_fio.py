@@ -106,6 +106,30 @@ def reader_cpu():
     return per_cpu.index(max(per_cpu)) if max(per_cpu) > 0 else None
 
 
+_pinned = None                  # the CPU new backends are pinned to now
+
+
+def _apply_pin():
+    with open(os.path.join(os.environ["PG_DIO_DATA"], "postmaster.pid")) as f:
+        pid = int(f.readline())
+    os.sched_setaffinity(pid, {_pinned} if _pinned is not None else set(range(os.cpu_count())))
+
+
+def pin_server(cpu):
+    """Backends of the bench cluster forked from now on run on 'cpu' only
+    (None: on every CPU): the postmaster's affinity, which they inherit; the
+    processes it already has (I/O workers, checkpointer, ...) keep theirs.
+    Also after each restart (server_started)."""
+    global _pinned
+    _pinned = cpu
+    _apply_pin()
+
+
+def server_started():
+    """The bench cluster was (re)started: its postmaster gets the pinning in force."""
+    _apply_pin()
+
+
 def placement_text(cpu):
     return (f"cold runs and fio pinned to CPU {cpu}, which takes the disk's interrupts "
             "(new backends through the postmaster; PG_DIO_BENCH_CPU)"
@@ -123,11 +147,13 @@ def memory_text():
             f"{psql('SHOW huge_pages_status')}.")
 
 
-def run_fio(files, bs_kb, depth):
+def run_fio(files, bs_kb, depth, cpu=None):
     cmd = ["fio", "--name=seq", "--rw=read", f"--bs={bs_kb}k", f"--iodepth={depth}",
            "--ioengine=io_uring", "--direct=1", "--fixedbufs=1",
            "--filename=" + ":".join(f.replace(":", "\\:") for f in files),
            "--file_service_type=sequential", "--output-format=json"] + fio_mem_args()
+    if cpu is not None:
+        cmd.append(f"--cpus_allowed={cpu}")
     out = subprocess.run(cmd, check=True, capture_output=True, text=True)
     job = json.loads(out.stdout)["jobs"][0]
     rd = job["read"]

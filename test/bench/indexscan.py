@@ -40,8 +40,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import (memory_text, placement_text, psql, psql_script,  # noqa: E402
-                           reader_cpu, run_fio_random, summary, write_report)
+from engine_vs_fio import (memory_text, pin_server, placement_text, psql,  # noqa: E402
+                           psql_script, reader_cpu, run_fio_random, server_started,
+                           summary, write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -94,27 +95,11 @@ CORR_CONFIGS = {
 
 current_io_method = None
 CPU = reader_cpu()
-pinned = None                   # the CPU new backends are pinned to now
-
-
-def pin_server(cpu):
-    """Backends forked from now on run on 'cpu' only (None: on every CPU): the
-    postmaster's affinity is inherited; the processes it already has (I/O
-    workers, checkpointer, ...) keep theirs."""
-    with open(os.path.join(os.environ["PG_DIO_DATA"], "postmaster.pid")) as f:
-        pid = int(f.readline())
-    os.sched_setaffinity(pid, {cpu} if cpu is not None else set(range(os.cpu_count())))
-
-
-def set_pin(cpu):
-    global pinned
-    pinned = cpu
-    pin_server(cpu)
 
 
 def start_server():
     subprocess.run([CLUSTER, "start", "bench"], check=True, capture_output=True)
-    pin_server(pinned)
+    server_started()
 
 
 def restart(io_method):
@@ -334,7 +319,7 @@ def main(out_dir, mode):
 
     for r in range(rounds):
         print(f"round {r + 1}/{rounds}", flush=True)
-        set_pin(CPU)
+        pin_server(CPU)
         for depth in (1, 16, 64):
             res["fio_iops"].setdefault(str(depth), []).append(
                 run_fio_random(files, depth, seconds=2, cpu=CPU))
@@ -358,7 +343,7 @@ def main(out_dir, mode):
                         res["fio_paired"].setdefault(f"{exp}/{name}", []).append(f)
                         print(f"  fio random depth {eic}: {f:.0f} IOPS", flush=True)
         restart("worker")
-        set_pin(None)
+        pin_server(None)
         # OS-cached: out of shared buffers, in the OS page cache (primed just
         # before), OS_CACHED_PAIRS pairs alternated in one session
         core = ("core-index", CORR_CONFIGS["core-index"])

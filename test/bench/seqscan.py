@@ -20,7 +20,11 @@ table's segment files with O_DIRECT at the start of every round and right after
 each query and worker count's runs, for the device's limit; "vs fio" compares a
 run with the fio run that followed its group in the same round, since the disk
 swings minute to minute.  CPU is system-wide CPU time (/proc/stat) during the
-query, so I/O workers and parallel workers count.
+query, so I/O workers and parallel workers count.  Serial runs and the fio
+runs beside them are pinned to the CPU that takes the disk's interrupts
+(engine_vs_fio.reader_cpu; PG_DIO_BENCH_CPU=N or none): a reader on the other
+CPU is woken cross-CPU on this VM and ran ~30% slower.  Parallel runs are not
+(their workers would share the CPU).
 
 OS-cached (the table in the OS page cache, evicted from shared buffers only,
 pg_dio_evict(rel, false), before every query) and warm (a 5M-row table in
@@ -38,11 +42,13 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import (memory_text, psql, psql_script, run_fio, segment_files,  # noqa: E402
-                          summary, write_report)
+from engine_vs_fio import (memory_text, pin_server, psql, psql_script,  # noqa: E402
+                           reader_cpu, run_fio, segment_files, server_started,
+                           summary, write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
+CPU = reader_cpu()
 
 # io_combine_limit is silently capped by io_max_combine_limit (server start,
 # default 128kB): every configuration raises the cap to 1MB so that the
@@ -95,6 +101,7 @@ def restart(server_settings, force=False):
     psql_script("\n".join(sql))
     subprocess.run([CLUSTER, "stop", "bench"], check=True, capture_output=True)
     subprocess.run([CLUSTER, "start", "bench"], check=True, capture_output=True)
+    server_started()
 
 
 def make_cold():
@@ -202,6 +209,10 @@ def main(out_dir, scale, rounds, warm_scale):
         results["fio"].append(run_fio(files, 256, 32)["mib_s"] / 1024.0)
         for qname, q in queries.items():
             for w in workers_for(qname):
+                # serial runs and their fio on the CPU that takes the disk's
+                # interrupts; parallel ones where the scheduler puts them
+                cpu = CPU if w == 0 else None
+                pin_server(cpu)
                 for name in configs_for(w):
                     srv, sess = CONFIGS[name]
                     restart(srv)
@@ -214,10 +225,11 @@ def main(out_dir, scale, rounds, warm_scale):
                           f"{cpu / gib:.2f} CPU s/GiB", flush=True)
                 # the device right after this group's runs: the disk swings
                 # minute to minute, so "vs fio" compares within a group
-                fio_now = run_fio(files, 256, 32)["mib_s"] / 1024.0
+                fio_now = run_fio(files, 256, 32, cpu=cpu)["mib_s"] / 1024.0
                 results["fio_paired"].setdefault(f"{qname}/{w}", []).append(fio_now)
                 print(f"  fio {qname}/{w}: {fio_now:.2f} GiB/s", flush=True)
     results["cold_verified"] = cold_ok
+    pin_server(None)
 
     # OS-cached (in the OS page cache, not in shared buffers: evicted from
     # shared buffers only before every query) and warm (all in shared
@@ -265,7 +277,12 @@ def main(out_dir, scale, rounds, warm_scale):
              "is restarted when a configuration changes its server settings. "
              f"fio O_DIRECT sequential 256kB×32 at the start of each round and right after "
              f"each query and worker count's runs: {fio['median']:.2f} "
-             f"({fio['min']:.2f}–{fio['max']:.2f}) GiB/s; {memory_text()} Median (min–max). "
+             f"({fio['min']:.2f}–{fio['max']:.2f}) GiB/s; {memory_text()} "
+             + ("Serial runs and the fio runs beside them pinned to CPU "
+                f"{CPU}, which takes the disk's interrupts (new backends through the "
+                "postmaster; PG_DIO_BENCH_CPU); parallel ones not. " if CPU is not None
+                else "Readers not pinned to a CPU. ")
+             + "Median (min–max). "
              "vs fio: median over the rounds of each run's GiB/s over the fio run that "
              "followed its query and worker count in the same round (the disk swings minute "
              "to minute).", "",
