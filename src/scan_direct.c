@@ -1134,10 +1134,10 @@ dio_next_empty_row(DioScanState *st)
 }
 
 /*
- * Like core's seq scan, one specialised loop per combination of qual and
+ * dio_exec_scan's way for everything but a page's next row with nothing to
+ * do.  Like core's seq scan, one specialised loop per combination of qual and
  * projection, with our access method inlined.
  */
-/* dio_exec_scan's way for everything but a page's next row with nothing to do */
 static pg_noinline TupleTableSlot *
 dio_exec_scan_slow(CustomScanState *node)
 {
