@@ -45,6 +45,8 @@ SELECT dio_compare('SELECT ctid, tableoid::regclass, xmin, xmax, cmin, * FROM ds
 SELECT dio_compare('SELECT id, length(c), e FROM ds WHERE c IS NOT NULL AND id % 2 = 1', true);
 SELECT dio_compare('SELECT count(*), sum(id), count(a), count(d), sum(e), sum(length(c)) FROM ds');
 SELECT dio_compare('SELECT id FROM ds WHERE a IS NULL OR d IS NULL', true);
+-- no column wanted but the quals': the scan tuple is the quals' columns only
+SELECT dio_compare('SELECT count(*) FROM ds WHERE length(c) > 1000 OR d IS NULL OR e <> 42');
 SELECT dio_compare('SELECT * FROM ds LIMIT 17', true);
 SELECT dio_compare('SELECT * FROM ds OFFSET 39000', true);
 
@@ -65,6 +67,7 @@ EXPLAIN (VERBOSE, COSTS OFF) SELECT sum(b) FROM ds_fixed WHERE s > 3;
 SELECT dio_compare('SELECT sum(b), sum(f), count(*), count(b) FROM ds_fixed');
 SELECT dio_compare('SELECT f, i FROM ds_fixed WHERE s < 10', true);
 SELECT dio_compare('SELECT sum(x), sum(s), count(*) FROM ds_fixed WHERE b IS NULL OR x <> 7');
+SELECT dio_compare('SELECT count(*) FROM ds_fixed WHERE b IS NULL OR x <> 7 OR c <> ''c''');
 SELECT dio_compare('SELECT i + s, t, c FROM ds_fixed WHERE i % 3 = 0', true);
 SELECT dio_compare('SELECT i FROM ds_fixed ORDER BY f * -1, i LIMIT 20', true);
 SELECT dio_compare('SELECT DISTINCT s FROM ds_fixed ORDER BY s', true);

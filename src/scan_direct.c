@@ -246,6 +246,8 @@ static Plan *dio_plan_custom_path(PlannerInfo *root, RelOptInfo *rel,
 static Node *dio_create_scan_state(CustomScan *cscan);
 static void dio_begin_scan(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *dio_exec_scan(CustomScanState *node);
+static TupleTableSlot *dio_proc_row(PlanState *ps);
+static TupleTableSlot *dio_proc_empty(PlanState *ps);
 static void dio_end_scan(CustomScanState *node);
 static void dio_rescan(CustomScanState *node);
 static Size dio_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
@@ -1075,6 +1077,19 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 			st->short_way = DIO_SHORT_EMPTY;
 	}
 
+	/*
+	 * Where a page's rows go straight out, the node's ExecProcNode is one of
+	 * our own fronts instead of ExecCustomScan, which would only check for
+	 * interrupts (the page loop does that once per page) and call
+	 * dio_exec_scan.  ExecInitCustomScan calls us after it has set
+	 * ExecProcNode and before ExecInitNode wraps it (ExecSetExecProcNode),
+	 * so the wrapping, instrumentation included, sees ours.
+	 */
+	if (st->short_way == DIO_SHORT_ROW)
+		node->ss.ps.ExecProcNode = dio_proc_row;
+	else if (st->short_way == DIO_SHORT_EMPTY)
+		node->ss.ps.ExecProcNode = dio_proc_empty;
+
 	if (st->narrow)
 		dio_narrow_init(&st->narrow_map, RelationGetDescr(st->rel),
 						((CustomScan *) node->ss.ps.plan)->custom_scan_tlist);
@@ -1178,6 +1193,30 @@ dio_exec_scan_slow(CustomScanState *node)
 	if (qual == NULL)
 		return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, NULL, proj);
 	return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, qual, proj);
+}
+
+/*
+ * The fronts that replace ExecCustomScan (see dio_begin_scan): the next row of
+ * the current page, or dio_exec_scan_slow for everything else.
+ */
+static TupleTableSlot *
+dio_proc_row(PlanState *ps)
+{
+	DioScanState *st = (DioScanState *) ps;
+
+	if (likely(st->vis_idx < st->nvis))
+		return dio_emit_row(st, st->css.ss.ss_ScanTupleSlot);
+	return dio_exec_scan_slow(&st->css);
+}
+
+static TupleTableSlot *
+dio_proc_empty(PlanState *ps)
+{
+	DioScanState *st = (DioScanState *) ps;
+
+	if (likely(st->vis_idx < st->nvis))
+		return dio_emit_empty_row(st);
+	return dio_exec_scan_slow(&st->css);
 }
 
 /*

@@ -39,9 +39,10 @@
  * The scan tuple for a scan of 'rel' with target list 'tlist' and quals
  * 'quals' (evaluated on the scan tuple), as a custom_scan_tlist.
  *
- * NIL (scan tuple = the relation's row) for an empty target list, one that is
- * already the relation's row, and anything but plain user-column Vars of this
- * relation (system columns, whole-row Vars, placeholders).  The plan must not
+ * NIL (scan tuple = the relation's row) where no column is used at all
+ * (count(*) without quals: no scan tuple is needed), for a target list that is
+ * already the relation's row, and for anything but plain user-column Vars of
+ * this relation (system columns, whole-row Vars, placeholders).  The plan must not
  * be subject to EvalPlanQual (a plain SELECT without row marks): its test
  * tuples have the relation's row.
  */
@@ -53,8 +54,6 @@ dio_narrow_scan_tlist(RelOptInfo *rel, List *tlist, List *quals)
 	int			resno = 1;
 	bool		physical = true;
 
-	if (tlist == NIL)
-		return NIL;
 	foreach(lc, tlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
