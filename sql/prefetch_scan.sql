@@ -903,6 +903,23 @@ SELECT os_cache > shared_buffers AS read_ahead_in_os_cache
   FROM pg_dio_residency('pf_big') WHERE fork = 'main';
 -- index-only, all-visible: nothing to read, long runs without blocks
 SELECT heap_fetches, blocks_requested FROM pf_stats('SELECT id FROM pf_big WHERE id < 40000');
+-- index-only, every other block not all-visible, cold: a TID that needs the
+-- heap goes straight to it while the scan does not look ahead; the read that
+-- starts the look-ahead must not move the index on before the TID's own index
+-- data is returned
+UPDATE pf_big SET v = -v
+ WHERE ctid = ANY (SELECT format('(%s,1)', b)::tid
+                     FROM generate_series(0, pg_relation_size('pf_big') / 8192 - 1, 2) b);
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT heap_fetches > 10000 AS fetched, heap_fetches < actual_rows AS not_all_fetched,
+       blocks_read > 0 AS read_some, prefetch_max > 1 AS looked_ahead
+  FROM pf_stats('SELECT id FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT id FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SET pg_dio.index_prefetch_advice = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT id FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+RESET pg_dio.index_prefetch_advice;
 
 -- a narrow table in index order: thousands of TIDs queued ahead of the
 -- consumer, the queue grows while a buffer is being taken from the stream

@@ -229,6 +229,7 @@ typedef struct PfScanState
 	int			self_ios;		/* selfread: of those, advised */
 	int			self_dist;		/* selfread: advised blocks wanted ahead */
 	int			self_max;		/* selfread: its maximum, the I/O concurrency */
+	bool		topup_pending;	/* selfread: look ahead at the next call */
 	DioStream  *oscheck;		/* pg_dio stream, for its fds: cachestat */
 	bool		engine_off;		/* no pg_dio stream to be had */
 	bool		oscheck_off;	/* not available (or not wanted) */
@@ -1027,7 +1028,20 @@ pf_stream_buffer(PfScanState *st)
 	return buf;
 }
 
-static void pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk);
+static void pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk, bool top_up);
+
+/*
+ * Self-read mode: top the look-ahead up, a quarter at a time, not after every
+ * block: the look-ahead runs over the queue in longer stretches.  Not while
+ * the look-ahead is one: then the next TID is taken when it is wanted.
+ */
+static void
+pf_self_top_up(PfScanState *st)
+{
+	if (st->self_dist > 1 && !st->index_done &&
+		st->self_ios <= st->self_dist - Max(1, st->self_dist / 4))
+		(void) pf_look_ahead(st);
+}
 
 /*
  * The queue was empty and TIDs were queued (or are wanted): have them looked
@@ -1072,6 +1086,34 @@ pf_arrive(PfScanState *st)
 }
 
 /*
+ * Self-read mode while not looking ahead: the TID just read from the index
+ * (which needs its heap block) is the consumer's next entry, with no queue
+ * entry and no copy of its index data (PF_IN_SCAN), and its block is read
+ * unless it is the current one.  With !top_up, a look-ahead the read calls
+ * for waits for the next call (topup_pending): it would read the index on,
+ * past the data an index-only scan is about to return.
+ */
+static pg_attribute_always_inline PfEntry *
+pf_current_entry(PfScanState *st, ItemPointer tid, bool top_up)
+{
+	BlockNumber blk = ItemPointerGetBlockNumber(tid);
+
+	st->latest = PF_LATEST_CUR;
+	st->cur.tid = *tid;
+	st->cur.copy = NULL;
+	st->cur.flags = PF_IN_SCAN | PF_NEED_HEAP |
+		(st->scan->xs_recheck ? PF_RECHECK : 0);
+	if (blk != st->last_blk || !BufferIsValid(st->cur_buf))
+	{
+		st->cur.flags |= PF_GROUP_START | PF_SYNC;
+		st->last_blk = blk;
+		st->self_ahead++;
+		pf_read_self(st, &st->cur, blk, top_up);
+	}
+	return &st->cur;
+}
+
+/*
  * The next queued TID for the consumer, with st->cur_buf holding its block
  * if it needs one; NULL at the end.  When nothing is queued, the stream is
  * asked for its next buffer, which makes the callback queue more TIDs (the
@@ -1093,29 +1135,15 @@ pf_next_entry(PfScanState *st)
 		 * entry, and its block unless it is the current one, as core's index
 		 * scan does.  The first block that needs a read starts the
 		 * look-ahead.  (Index-only scans never get here with nothing queued:
-		 * see pf_next.)
+		 * pf_next does this for them.)
 		 */
 		if (st->selfread && st->self_dist == 1 && !st->index_only)
 		{
 			ItemPointer tid = pf_read_tid(st);
-			BlockNumber blk;
 
 			if (tid == NULL)
 				return NULL;
-			st->latest = PF_LATEST_CUR;
-			st->cur.tid = *tid;
-			st->cur.copy = NULL;
-			st->cur.flags = PF_IN_SCAN | PF_NEED_HEAP |
-				(st->scan->xs_recheck ? PF_RECHECK : 0);
-			blk = ItemPointerGetBlockNumber(tid);
-			if (blk != st->last_blk || !BufferIsValid(st->cur_buf))
-			{
-				st->cur.flags |= PF_GROUP_START | PF_SYNC;
-				st->last_blk = blk;
-				st->self_ahead++;
-				pf_read_self(st, &st->cur, blk);
-			}
-			return &st->cur;
+			return pf_current_entry(st, tid, true);
 		}
 
 		pf_feed(st);
@@ -1135,7 +1163,7 @@ pf_next_entry(PfScanState *st)
 
 			if (e->flags & PF_SYNC)
 			{
-				pf_read_self(st, e, blk);
+				pf_read_self(st, e, blk, true);
 				return e;
 			}
 			if (BufferIsValid(st->cur_buf))
@@ -1169,7 +1197,7 @@ pf_next_entry(PfScanState *st)
  * does), and is topped up.
  */
 static void
-pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk)
+pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk, bool top_up)
 {
 	uint64		reads0 = pf_blocks_read_now();
 	uint64		reads;
@@ -1211,14 +1239,10 @@ pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk)
 		st->self_dist = Min(st->self_dist * 2, st->self_max);
 	else if (st->self_dist > 1)
 		st->self_dist--;
-	/*
-	 * Top up a quarter at a time, not after every block: the look-ahead
-	 * runs over the queue in longer stretches.  Not while the look-ahead is
-	 * one: then the next TID is taken when it is wanted.
-	 */
-	if (st->self_dist > 1 && !st->index_done &&
-		st->self_ios <= st->self_dist - Max(1, st->self_dist / 4))
-		(void) pf_look_ahead(st);
+	if (top_up)
+		pf_self_top_up(st);
+	else
+		st->topup_pending = true;
 }
 
 /* Forget everything queued; the stream must have been reset or ended. */
@@ -1245,6 +1269,7 @@ pf_queue_reset(PfScanState *st)
 	st->self_ahead = 0;
 	st->self_ios = 0;
 	st->self_dist = 1;
+	st->topup_pending = false;
 }
 
 /* ======================================================================
@@ -1391,6 +1416,7 @@ pf_start(PfScanState *st)
 	st->self_ahead = 0;
 	st->self_ios = 0;
 	st->self_dist = 1;
+	st->topup_pending = false;
 	if (st->queued && !st->selfread)
 		st->stream = read_stream_begin_relation(READ_STREAM_DEFAULT, NULL,
 												ss->ss_currentRelation,
@@ -1473,15 +1499,22 @@ pf_next(ScanState *ss)
 
 	for (;;)
 	{
-		PfEntry    *e;
+		PfEntry    *e = NULL;
 
 		CHECK_FOR_INTERRUPTS();
+
+		if (unlikely(st->topup_pending))
+		{
+			st->topup_pending = false;
+			pf_self_top_up(st);
+		}
 
 		/*
 		 * Index-only scan with nothing queued: as core's index-only scan, a
 		 * TID whose block is all-visible goes from the index straight to the
-		 * slot, with no queue entry and no copy.  One that needs the heap is
-		 * queued and handed to the look-ahead.
+		 * slot, with no queue entry and no copy, and so does one that needs
+		 * the heap in self-read mode while not looking ahead.  Otherwise it
+		 * is queued and handed to the look-ahead.
 		 */
 		if (st->index_only && st->head == st->tail && !st->index_done)
 		{
@@ -1499,13 +1532,21 @@ pf_next(ScanState *ss)
 					return slot;
 				continue;
 			}
-			pf_queue_tid(st, tid, true);
-			pf_feed(st);
+			if (st->selfread && st->self_dist == 1)
+				e = pf_current_entry(st, tid, false);
+			else
+			{
+				pf_queue_tid(st, tid, true);
+				pf_feed(st);
+			}
 		}
 
-		e = pf_next_entry(st);
 		if (e == NULL)
-			return ExecClearTuple(slot);
+		{
+			e = pf_next_entry(st);
+			if (e == NULL)
+				return ExecClearTuple(slot);
+		}
 
 		if (e->flags & PF_NEED_HEAP)
 		{
