@@ -61,6 +61,13 @@ extern void dio_prefetch_shmem_startup(void);
 #define DIO_MIN_IO_SIZE_KB		(BLCKSZ / 1024)
 #define DIO_MAX_IO_SIZE_KB		1024
 
+/* start loading the cache line at 'addr' for reading (a hint, no fault) */
+#if defined(__GNUC__) || defined(__clang__)
+#define dio_prefetch(addr)	__builtin_prefetch(addr)
+#else
+#define dio_prefetch(addr)	((void) (addr))
+#endif
+
 /* ---------- narrow scan tuples (scan_narrow.c) ---------- */
 
 /*

@@ -816,6 +816,16 @@ dio_emit_row(DioScanState *st, TupleTableSlot *slot)
 	ItemId		lp = PageGetItemId(st->page, off);
 	HeapTupleHeader tup = (HeapTupleHeader) PageGetItem(st->page, lp);
 
+	/*
+	 * Have the next row's header on its way into the CPU's caches while this
+	 * one is being used.  A direct image was just checksummed, so it is
+	 * there; a page in shared buffers usually is not, and without this each
+	 * row waited for its own: a warm serial sum(abalance) over 5 million
+	 * rows took 289 ms with the prefetch left out, 263 ms with it (session 9,
+	 * four alternated rounds of ten).
+	 */
+	if (st->vis_idx < st->nvis)
+		dio_prefetch(PageGetItem(st->page, PageGetItemId(st->page, st->vis[st->vis_idx])));
 	pgstat_count_heap_getnext(st->rel);
 	if (st->narrow)
 	{
