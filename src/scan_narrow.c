@@ -108,10 +108,7 @@ dio_narrow_init(DioNarrow *n, TupleDesc desc, List *scan_tlist)
 	n->desc = desc;
 	n->nout = list_length(scan_tlist);
 	n->out_attno = palloc(sizeof(AttrNumber) * n->nout);
-	n->out_off = palloc(sizeof(int32) * n->nout);
-	n->out_len = palloc(sizeof(int16) * n->nout);
-	n->out_byval = palloc(sizeof(bool) * n->nout);
-	n->out_alignby = palloc(sizeof(uint8) * n->nout);
+	n->cols = palloc(sizeof(DioNarrowCol) * n->nout);
 	n->max_attno = 0;
 	foreach(lc, scan_tlist)
 	{
@@ -152,10 +149,10 @@ dio_narrow_init(DioNarrow *n, TupleDesc desc, List *scan_tlist)
 	{
 		CompactAttribute *att = TupleDescCompactAttr(desc, n->out_attno[i] - 1);
 
-		n->out_off[i] = n->fixed_offsets ? fixed_off[n->out_attno[i] - 1] : -1;
-		n->out_len[i] = att->attlen;
-		n->out_byval[i] = att->attbyval;
-		n->out_alignby[i] = att->attalignby;
+		n->cols[i].off = n->fixed_offsets ? fixed_off[n->out_attno[i] - 1] : -1;
+		n->cols[i].len = att->attlen;
+		n->cols[i].byval = att->attbyval;
+		n->cols[i].alignby = att->attalignby;
 	}
 	pfree(fixed_off);
 
