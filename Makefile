@@ -40,6 +40,11 @@ override CFLAGS := $(filter-out $(CC_UNKNOWN_FLAGS),$(CFLAGS))
 ifeq ($(shell uname -m),x86_64)
 src/checksum_avx2.o: override CFLAGS += -mavx2 -funroll-loops -ftree-vectorize
 endif
+# every object is rebuilt when the shared header changes (PGXS tracks header
+# dependencies only in a server built with --enable-depend): its inline
+# functions and struct layouts are compiled into each object, and one built
+# against an older layout links without complaint
+$(OBJS): src/pg_dio.h
 else
 all install installcheck:
 	@echo "pg_dio: no PostgreSQL 18 found; run 'make demo', 'make test' or test/setup.sh first" >&2; exit 1

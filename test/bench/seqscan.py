@@ -217,12 +217,12 @@ def main(out_dir, scale, rounds, warm_scale):
                     srv, sess = CONFIGS[name]
                     restart(srv)
                     cold_ok &= make_cold()
-                    secs, cpu = run_query(sess, q, w)
+                    secs, cpu_s = run_query(sess, q, w)
                     key = f"{qname}/{w}/{name}"
                     results["cold"].setdefault(key, []).append(
-                        {"seconds": secs, "gib_s": gib / secs, "cpu_s_per_gib": cpu / gib})
+                        {"seconds": secs, "gib_s": gib / secs, "cpu_s_per_gib": cpu_s / gib})
                     print(f"  cold {key}: {secs:.2f} s, {gib / secs:.2f} GiB/s, "
-                          f"{cpu / gib:.2f} CPU s/GiB", flush=True)
+                          f"{cpu_s / gib:.2f} CPU s/GiB", flush=True)
                 # the device right after this group's runs: the disk swings
                 # minute to minute, so "vs fio" compares within a group
                 fio_now = run_fio(files, 256, 32, cpu=cpu)["mib_s"] / 1024.0
