@@ -142,9 +142,10 @@ typedef struct DioSegment
 #define DIO_PARALLEL_BUFFERED_AHEAD 256
 
 /*
- * What dio_exec_scan does with the next row of the current page without
- * further ado: nothing (quals or a projection to evaluate, EvalPlanQual),
- * return it, or return an empty row (count(*): no column wanted).
+ * What the node does with the next row of the current page without further
+ * ado: nothing (quals or a projection to evaluate, EvalPlanQual), return it
+ * (dio_proc_row), or return an empty row (dio_proc_empty; count(*): no
+ * column wanted).
  */
 #define DIO_SHORT_NONE		0
 #define DIO_SHORT_ROW		1
@@ -1102,7 +1103,8 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 	 * Where a page's rows go straight out, the node's ExecProcNode is one of
 	 * our own fronts instead of ExecCustomScan, which would only check for
 	 * interrupts (the page loop does that once per page) and call
-	 * dio_exec_scan.  ExecInitCustomScan calls us after it has set
+	 * dio_exec_scan, which then only takes over at the end of each page.
+	 * ExecInitCustomScan calls us after it has set
 	 * ExecProcNode and before ExecInitNode wraps it (ExecSetExecProcNode),
 	 * so the wrapping, instrumentation included, sees ours.
 	 */
@@ -1170,12 +1172,12 @@ dio_next_empty_row(DioScanState *st)
 }
 
 /*
- * dio_exec_scan's way for everything but a page's next row with nothing to
- * do.  Like core's seq scan, one specialised loop per combination of qual and
- * projection, with our access method inlined.
+ * The next row (ExecCustomScan), and the fronts' way for everything but a
+ * page's next row.  Like core's seq scan, one specialised loop per
+ * combination of qual and projection, with our access method inlined.
  */
 static pg_noinline TupleTableSlot *
-dio_exec_scan_slow(CustomScanState *node)
+dio_exec_scan(CustomScanState *node)
 {
 	DioScanState *st = (DioScanState *) node;
 	EPQState   *epq = node->ss.ps.state->es_epq_active;
@@ -1185,6 +1187,11 @@ dio_exec_scan_slow(CustomScanState *node)
 	if (!st->opened)
 		dio_scan_open(st);
 
+	/*
+	 * With nothing to evaluate, rows go straight out: ExecScanExtended would
+	 * reset the per-tuple memory for each row, which nothing here allocates
+	 * in, and check for interrupts, which the page loop does per page.
+	 */
 	if (st->short_way == DIO_SHORT_ROW)
 		return dio_scan_next(&node->ss);
 	if (qual == NULL && proj == NULL)
@@ -1217,22 +1224,13 @@ dio_exec_scan_slow(CustomScanState *node)
 }
 
 /*
- * The fronts that replace ExecCustomScan (see dio_begin_scan): the next row of
- * the current page, or dio_exec_scan_slow for everything else.
- */
-static pg_noinline TupleTableSlot *
-dio_proc_row_slow(DioScanState *st)
-{
-	if (likely(st->vis_idx < st->nvis))
-		return dio_emit_row(st, st->css.ss.ss_ScanTupleSlot);
-	return dio_exec_scan_slow(&st->css);
-}
-
-/*
+ * The fronts that replace ExecCustomScan (see dio_begin_scan).
+ *
  * A narrow row without nulls, into a slot that needs no clearing, of a
  * relation whose statistics entry is set up, goes out through code that calls
  * nothing, so it needs no stack frame (callee-saved registers pushed and
- * popped on every row); anything else through dio_proc_row_slow.
+ * popped on every row); any other row, and the next page, through
+ * dio_exec_scan.
  */
 static TupleTableSlot *
 dio_proc_row(PlanState *ps)
@@ -1258,7 +1256,7 @@ dio_proc_row(PlanState *ps)
 			return slot;
 		}
 	}
-	return dio_proc_row_slow(st);
+	return dio_exec_scan(&st->css);
 }
 
 static TupleTableSlot *
@@ -1268,29 +1266,7 @@ dio_proc_empty(PlanState *ps)
 
 	if (likely(st->vis_idx < st->nvis))
 		return dio_emit_empty_row(st);
-	return dio_exec_scan_slow(&st->css);
-}
-
-/*
- * The next row.  With nothing to evaluate, a page's rows go straight out:
- * ExecScanExtended would reset the per-tuple memory for each row, which
- * nothing here allocates in, and check for interrupts, which the page loop
- * does per page.  This is the per-row path of a big scan: it stays small,
- * everything else is in dio_exec_scan_slow.
- */
-static TupleTableSlot *
-dio_exec_scan(CustomScanState *node)
-{
-	DioScanState *st = (DioScanState *) node;
-
-	if (likely(st->vis_idx < st->nvis))
-	{
-		if (st->short_way == DIO_SHORT_ROW)
-			return dio_emit_row(st, node->ss.ss_ScanTupleSlot);
-		if (st->short_way == DIO_SHORT_EMPTY)
-			return dio_emit_empty_row(st);
-	}
-	return dio_exec_scan_slow(node);
+	return dio_exec_scan(&st->css);
 }
 
 static void
