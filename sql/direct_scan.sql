@@ -26,7 +26,7 @@ ALTER TABLE ds ADD COLUMN e int DEFAULT 42;
 UPDATE ds SET d = d + 1 WHERE id % 50 = 0;		-- HOT, mostly
 DELETE FROM ds WHERE id % 97 = 0;
 VACUUM (FREEZE, ANALYZE) ds;
-SELECT pg_relation_size('ds') / 8192 AS ds_blocks \gset
+SELECT pg_relation_size('ds') / 8192 AS ds_blocks, pg_relation_size('ds') / 8192 - 1 AS ds_last \gset
 -- nothing of it in shared buffers: every block can be read directly
 SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds');
 
@@ -125,6 +125,29 @@ SELECT dio_compare('SELECT count(*) FROM ds');
 SELECT count(*) FROM ds WHERE id < 5000;	-- makes the first blocks resident (no strategy: small table)
 SELECT nodes, direct_blocks + buffered = :ds_blocks AS accounted, resident > 0 AS some_resident
   FROM dio_scan_stats('SELECT count(*) FROM ds');
+
+-- which blocks are resident: a lookup per block, or one sweep over the buffer
+-- descriptors at the scan's start (pg_dio.resident_sweep; auto sweeps for
+-- tables not small next to shared_buffers).  Either way exactly the blocks a
+-- TID scan made resident go through the buffer manager, and a chunk whose
+-- first blocks are resident goes that way as a whole.
+\set load_three 'SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation(''ds''); SELECT count(*) >= 0 AS loaded FROM ds WHERE ctid = ANY (ARRAY[''(3,1)'', ''(100,1)'', ''(' :ds_last ',1)'']::tid[]);'
+:load_three
+SET pg_dio.resident_sweep = on;
+SELECT nodes, direct_blocks = :ds_blocks - 3 AS others_direct, resident
+  FROM dio_scan_stats('SELECT count(*) FROM ds');
+SELECT dio_compare('SELECT * FROM ds', true);
+:load_three
+SET pg_dio.resident_sweep = off;
+SELECT nodes, direct_blocks = :ds_blocks - 3 AS others_direct, resident
+  FROM dio_scan_stats('SELECT count(*) FROM ds');
+:load_three
+SELECT count(*) >= 0 AS loaded FROM ds
+ WHERE ctid = ANY (ARRAY(SELECT format('(%s,1)', g)::tid FROM generate_series(0, 15) g));
+SET pg_dio.resident_sweep = on;
+SELECT nodes, direct_blocks, resident = :ds_blocks AS chunk_resident
+  FROM dio_scan_stats('SELECT count(*) FROM ds');
+RESET pg_dio.resident_sweep;
 
 -- blocks not all-visible (and the transaction's own uncommitted changes)
 BEGIN;

@@ -25,6 +25,8 @@ SET pg_dio.queue_depth = 128;
 SHOW pg_dio.queue_depth;
 RESET pg_dio.queue_depth;
 SET pg_dio.inject_fault = 'bogus';
+SELECT enumvals FROM pg_settings WHERE name = 'pg_dio.resident_sweep';
+SET pg_dio.resident_sweep = 'sometimes';
 SET pg_dio.inject_delay = 0;
 SET pg_dio.inject_delay = '1s';
 SHOW pg_dio.inject_delay;

@@ -218,7 +218,8 @@ SELECT results_eq(
              ('pg_dio.inject_fault', 'enum', NULL, NULL, NULL, 'superuser', 'none'),
              ('pg_dio.io_size', 'integer', 'kB', '8', '1024', 'user', '256'),
              ('pg_dio.os_cache_check', 'bool', NULL, NULL, NULL, 'user', 'on'),
-             ('pg_dio.queue_depth', 'integer', NULL, '1', '128', 'user', '32')$$,
+             ('pg_dio.queue_depth', 'integer', NULL, '1', '128', 'user', '32'),
+             ('pg_dio.resident_sweep', 'enum', NULL, NULL, NULL, 'user', 'auto')$$,
     'pg_dio''s settings: type, unit, range, context and default');
 SELECT is((SELECT enumvals FROM pg_catalog.pg_settings WHERE name = 'pg_dio.inject_fault'),
           ARRAY['none', 'eio', 'short_read', 'ring_setup', 'odirect_einval', 'delay', 'corrupt'],

@@ -7,7 +7,8 @@ results (row count and an md5 over the sorted rows, or over the rows in
 output order for serial plans / ORDER BY).  Two kinds of queries:
 
   - sequential scans: pg_dio.enable_direct_scan on vs off (DirectSeqScan),
-    varying io_size, queue depth, parallelism and the injected fault;
+    varying io_size, queue depth, parallelism, the injected fault and how
+    resident blocks are found (pg_dio.resident_sweep);
   - index scans: pg_dio.enable_index_prefetch on vs off (PrefetchIndexScan /
     PrefetchIndexOnlyScan vs core's Index Scan / Index Only Scan): random
     ranges, IN-lists and = ANY, ORDER BY ... LIMIT, index-only shapes,
@@ -268,6 +269,8 @@ def reader(db, deadline, seed, stats):
             "SET LOCAL enable_indexscan = off; SET LOCAL enable_bitmapscan = off;",
             "SET LOCAL enable_indexonlyscan = off;",
             f"SET LOCAL pg_dio.os_cache_check = {rng.choice(['on', 'off', 'off'])};",
+            # shared buffers found by one sweep at the scan's start, or per block
+            f"SET LOCAL pg_dio.resident_sweep = {rng.choice(['on', 'off', 'auto'])};",
         ]
         if parallel:
             settings += ["SET LOCAL max_parallel_workers_per_gather = 2;",
