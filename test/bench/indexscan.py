@@ -325,7 +325,9 @@ def main(out_dir, mode):
                 run_fio_random(files, depth, seconds=2, cpu=CPU))
         for iom in ("worker", "sync"):
             for exp, q, cfgs in experiments:
-                for name, (cfg_iom, sess, node) in cfgs.items():
+                # reversed in odd rounds, as in the seqscan experiment
+                items = list(cfgs.items())
+                for name, (cfg_iom, sess, node) in (items if r % 2 == 0 else items[::-1]):
                     if cfg_iom != iom:
                         continue
                     restart(iom)
