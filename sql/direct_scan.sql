@@ -127,10 +127,11 @@ SELECT nodes, direct_blocks + buffered = :ds_blocks AS accounted, resident > 0 A
   FROM dio_scan_stats('SELECT count(*) FROM ds');
 
 -- which blocks are resident: a lookup per block, or one sweep over the buffer
--- descriptors at the scan's start (pg_dio.resident_sweep; auto sweeps for
--- tables not small next to shared_buffers).  Either way exactly the blocks a
--- TID scan made resident go through the buffer manager, and a chunk whose
--- first blocks are resident goes that way as a whole.
+-- descriptors (pg_dio.resident_sweep: on sweeps at the scan's start, auto
+-- once the scan has looked up shared_buffers / 32 blocks, here 512 of ds's
+-- blocks, off never).  Each way exactly the blocks a TID scan made resident
+-- go through the buffer manager, and a chunk whose first blocks are resident
+-- goes that way as a whole.
 \set load_three 'SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation(''ds''); SELECT count(*) >= 0 AS loaded FROM ds WHERE ctid = ANY (ARRAY[''(3,1)'', ''(100,1)'', ''(' :ds_last ',1)'']::tid[]);'
 :load_three
 SET pg_dio.resident_sweep = on;
@@ -139,6 +140,12 @@ SELECT nodes, direct_blocks = :ds_blocks - 3 AS others_direct, resident
 SELECT dio_compare('SELECT * FROM ds', true);
 :load_three
 SET pg_dio.resident_sweep = off;
+SELECT nodes, direct_blocks = :ds_blocks - 3 AS others_direct, resident
+  FROM dio_scan_stats('SELECT count(*) FROM ds');
+:load_three
+SET pg_dio.resident_sweep = auto;
+SELECT current_setting('shared_buffers') = '128MB' AS sweeps_after_512,
+       :ds_blocks > 512 + 16 AS last_block_after_the_sweep;
 SELECT nodes, direct_blocks = :ds_blocks - 3 AS others_direct, resident
   FROM dio_scan_stats('SELECT count(*) FROM ds');
 :load_three

@@ -20,9 +20,9 @@
  * So a block is read directly only if (1) the snapshot is an MVCC snapshot not
  * taken during recovery and the transaction is not SERIALIZABLE, (2) the
  * visibility map says all-visible, (3) the block is not in shared buffers
- * (a buffer mapping lookup under the partition lock, or for a table that is
- * not small next to shared buffers one sweep over the buffer descriptors at
- * the scan's start, see dio_sweep_resident); and its image is used only
+ * (a buffer mapping lookup under the partition lock, or, once the scan has
+ * made enough lookups, one sweep over the buffer descriptors, see
+ * dio_sweep_resident); and its image is used only
  * if (4) it passes page verification (PageIsVerified's test, verify.c) and
  * has PD_ALL_VISIBLE (and, without data checksums, the block is still not
  * resident).  Everything else goes
@@ -185,10 +185,11 @@ typedef struct DioScanState
 	bool		chunk_cached;
 	BlockNumber res_chunk;		/* chunk whose shared-buffer state we know */
 	bool		chunk_resident;
-	bool		res_swept;		/* res_blocks hold the resident blocks */
-	int			res_n;
-	int			res_cap;
-	BlockNumber *res_blocks;	/* sorted; see dio_sweep_resident */
+	bool		res_swept;		/* res_bits say which blocks are resident */
+	uint32		res_lookups;	/* buffer mapping lookups since the reset */
+	BlockNumber res_nbits;		/* blocks res_bits covers */
+	BlockNumber res_cap;		/* blocks res_bits has room for */
+	uint64	   *res_bits;		/* see dio_sweep_resident */
 	bool		post_check;		/* re-check residency after the read */
 
 	/*
@@ -447,8 +448,9 @@ dio_block_resident(Relation rel, BlockNumber blk)
 /*
  * Which blocks of the relation are in shared buffers?  Looking each block up
  * in the buffer mapping table costs a few cache misses (perf: 11% of a cold
- * serial count(*)'s CPU), so a scan that will classify many blocks reads the
- * buffer descriptors once instead, at its start, and keeps the sorted list.
+ * serial count(*)'s CPU), so once a scan has made as many lookups as would
+ * pay for it, it reads the buffer descriptors once instead and keeps a bitmap
+ * of the relation's resident blocks.
  *
  * Once is enough: the check needs to come after our snapshot was taken and
  * before the read, not right before it.  A change our snapshot sees was made
@@ -465,36 +467,38 @@ dio_block_resident(Relation rel, BlockNumber blk)
  * newer than what we read (a buffer must be valid before it can be dirtied,
  * and its tag was set, behind the locks the change took, before our snapshot).
  *
- * Worth it only when the table is not small next to shared buffers: a sweep
- * reads all NBuffers descriptors (a few ns each, sequentially), a lookup
- * costs ~200 ns; without a sweep each block is looked up as before.
+ * A sweep reads all NBuffers descriptors, one cache line each, in order (~6
+ * ns apiece); a lookup costs ~200 ns with shared buffers full.  So the sweep
+ * comes after NBuffers / 32 lookups: a warm scan, whose chunks are judged
+ * from 16 blocks each and read buffered as a whole, rarely gets there.  Not
+ * for relations of more than DIO_SWEEP_MAX_BLOCKS blocks (the bitmap would
+ * take more than 8 MB); blocks past the bitmap (the relation grew) are
+ * looked up.
  */
-#define DIO_SWEEP_BUFFERS_PER_BLOCK 4
-
-static int
-dio_blk_cmp(const void *a, const void *b)
-{
-	BlockNumber x = *(const BlockNumber *) a;
-	BlockNumber y = *(const BlockNumber *) b;
-
-	return (x > y) - (x < y);
-}
+#define DIO_SWEEP_LOOKUP_SHARE 32
+#define DIO_SWEEP_MAX_BLOCKS ((BlockNumber) 64 * 1024 * 1024)
 
 static void
 dio_sweep_resident(DioScanState *st)
 {
 	RelFileLocator rloc = st->rel->rd_locator;
+	BlockNumber nbits = st->nblocks;
+	size_t		words = (nbits + 63) / 64;
 
-	st->res_swept = false;
-	st->res_n = 0;
-	if (!st->direct_ok || pg_dio_resident_sweep == DIO_SWEEP_OFF ||
-		(pg_dio_resident_sweep == DIO_SWEEP_AUTO &&
-		 (uint64) NBuffers > (uint64) st->nblocks * DIO_SWEEP_BUFFERS_PER_BLOCK))
-		return;
+	if (st->res_bits == NULL || st->res_cap < nbits)
+	{
+		if (st->res_bits != NULL)
+			pfree(st->res_bits);
+		st->res_bits = MemoryContextAlloc(GetMemoryChunkContext(st),
+										  Max(words, 1) * sizeof(uint64));
+		st->res_cap = nbits;
+	}
+	memset(st->res_bits, 0, words * sizeof(uint64));
 
 	for (int i = 0; i < NBuffers; i++)
 	{
 		BufferDesc *hdr = GetBufferDescriptor(i);
+		BlockNumber blk;
 
 		if ((i & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -502,42 +506,40 @@ dio_sweep_resident(DioScanState *st)
 			!BufTagMatchesRelFileLocator(&hdr->tag, &rloc) ||
 			BufTagGetForkNum(&hdr->tag) != MAIN_FORKNUM)
 			continue;
-		if (st->res_n == st->res_cap)
-		{
-			int			cap = Max(64, st->res_cap * 2);
-
-			st->res_blocks = st->res_blocks == NULL ?
-				MemoryContextAlloc(GetMemoryChunkContext(st), cap * sizeof(BlockNumber)) :
-				repalloc(st->res_blocks, cap * sizeof(BlockNumber));
-			st->res_cap = cap;
-		}
-		st->res_blocks[st->res_n++] = hdr->tag.blockNum;
+		blk = hdr->tag.blockNum;
+		if (blk < nbits)
+			st->res_bits[blk / 64] |= UINT64CONST(1) << (blk % 64);
 	}
-	if (st->res_n > 1)
-		qsort(st->res_blocks, st->res_n, sizeof(BlockNumber), dio_blk_cmp);
+	st->res_nbits = nbits;
 	st->res_swept = true;
+}
+
+/* Forget what the last sweep saw (first fetch, rescan); sweep now if told to. */
+static void
+dio_resident_reset(DioScanState *st)
+{
+	st->res_swept = false;
+	st->res_lookups = 0;
+	if (st->direct_ok && pg_dio_resident_sweep == DIO_SWEEP_ON &&
+		st->nblocks <= DIO_SWEEP_MAX_BLOCKS)
+		dio_sweep_resident(st);
 }
 
 /* Was 'blk' in shared buffers when we looked (the sweep, or now)? */
 static bool
 dio_block_resident_seen(DioScanState *st, BlockNumber blk)
 {
-	int			lo = 0,
-				hi;
-
 	if (!st->res_swept)
-		return dio_block_resident(st->rel, blk);
-	hi = st->res_n;
-	while (lo < hi)
 	{
-		int			mid = (lo + hi) / 2;
-
-		if (st->res_blocks[mid] < blk)
-			lo = mid + 1;
-		else
-			hi = mid;
+		if (pg_dio_resident_sweep != DIO_SWEEP_AUTO ||
+			++st->res_lookups <= (uint32) NBuffers / DIO_SWEEP_LOOKUP_SHARE ||
+			st->nblocks > DIO_SWEEP_MAX_BLOCKS)
+			return dio_block_resident(st->rel, blk);
+		dio_sweep_resident(st);
 	}
-	return lo < st->res_n && st->res_blocks[lo] == blk;
+	if (blk >= st->res_nbits)
+		return dio_block_resident(st->rel, blk);
+	return (st->res_bits[blk / 64] >> (blk % 64)) & 1;
 }
 
 /*
@@ -1144,7 +1146,7 @@ dio_scan_reset(DioScanState *st)
 	st->pwork_ready = false;
 	st->cache_chunk = InvalidBlockNumber;
 	st->res_chunk = InvalidBlockNumber;
-	dio_sweep_resident(st);
+	dio_resident_reset(st);
 }
 
 /*
@@ -1642,7 +1644,7 @@ dio_scan_init(void)
 
 	DefineCustomEnumVariable("pg_dio.resident_sweep",
 							 "How DirectSeqScan finds the blocks that are in shared buffers: one sweep over the buffer descriptors, or a lookup per block.",
-							 "auto sweeps when shared_buffers has at most 4 buffers per block of the table; on always sweeps, off always looks up.",
+							 "auto sweeps once the scan has looked up as many blocks as 1/32 of shared_buffers' buffers; on sweeps when the scan starts, off always looks up.",
 							 &pg_dio_resident_sweep,
 							 DIO_SWEEP_AUTO, dio_sweep_options,
 							 PGC_USERSET, GUC_NOT_IN_SAMPLE,
