@@ -185,9 +185,9 @@ typedef struct DioScanState
 	bool		chunk_cached;
 	BlockNumber res_chunk;		/* chunk whose shared-buffer state we know */
 	bool		chunk_resident;
-	bool		res_swept;		/* res_bits say which blocks are resident */
-	uint32		res_lookups;	/* buffer mapping lookups since the reset */
-	BlockNumber res_nbits;		/* blocks res_bits covers */
+	bool		res_swept;		/* res_bits say which of nblocks are resident */
+	uint64		res_lookups;	/* buffer mapping lookups since the reset */
+	uint64		res_sweep_after;	/* lookups before the sweep */
 	BlockNumber res_cap;		/* blocks res_bits has room for */
 	uint64	   *res_bits;		/* see dio_sweep_resident */
 	bool		post_check;		/* re-check residency after the read */
@@ -472,8 +472,8 @@ dio_block_resident(Relation rel, BlockNumber blk)
  * comes after NBuffers / 32 lookups: a warm scan, whose chunks are judged
  * from 16 blocks each and read buffered as a whole, rarely gets there.  Not
  * for relations of more than DIO_SWEEP_MAX_BLOCKS blocks (the bitmap would
- * take more than 8 MB); blocks past the bitmap (the relation grew) are
- * looked up.
+ * take more than 8 MB); blocks past nblocks (the relation grew) are looked
+ * up.
  */
 #define DIO_SWEEP_LOOKUP_SHARE 32
 #define DIO_SWEEP_MAX_BLOCKS ((BlockNumber) 64 * 1024 * 1024)
@@ -510,18 +510,27 @@ dio_sweep_resident(DioScanState *st)
 		if (blk < nbits)
 			st->res_bits[blk / 64] |= UINT64CONST(1) << (blk % 64);
 	}
-	st->res_nbits = nbits;
 	st->res_swept = true;
 }
 
-/* Forget what the last sweep saw (first fetch, rescan); sweep now if told to. */
+/*
+ * Forget what the last sweep saw (first fetch, rescan, after nblocks is
+ * read) and decide how many lookups come before the next one: none (on; the
+ * sweep is made now), NBuffers / 32 (auto), or all of them (off, or too many
+ * blocks for the bitmap).
+ */
 static void
 dio_resident_reset(DioScanState *st)
 {
 	st->res_swept = false;
 	st->res_lookups = 0;
-	if (st->direct_ok && pg_dio_resident_sweep == DIO_SWEEP_ON &&
-		st->nblocks <= DIO_SWEEP_MAX_BLOCKS)
+	if (pg_dio_resident_sweep == DIO_SWEEP_OFF || st->nblocks > DIO_SWEEP_MAX_BLOCKS)
+		st->res_sweep_after = PG_UINT64_MAX;
+	else if (pg_dio_resident_sweep == DIO_SWEEP_ON)
+		st->res_sweep_after = 0;
+	else
+		st->res_sweep_after = (uint64) NBuffers / DIO_SWEEP_LOOKUP_SHARE;
+	if (st->direct_ok && st->res_sweep_after == 0)
 		dio_sweep_resident(st);
 }
 
@@ -531,13 +540,11 @@ dio_block_resident_seen(DioScanState *st, BlockNumber blk)
 {
 	if (!st->res_swept)
 	{
-		if (pg_dio_resident_sweep != DIO_SWEEP_AUTO ||
-			++st->res_lookups <= (uint32) NBuffers / DIO_SWEEP_LOOKUP_SHARE ||
-			st->nblocks > DIO_SWEEP_MAX_BLOCKS)
+		if (st->res_lookups++ < st->res_sweep_after)
 			return dio_block_resident(st->rel, blk);
 		dio_sweep_resident(st);
 	}
-	if (blk >= st->res_nbits)
+	if (blk >= st->nblocks)
 		return dio_block_resident(st->rel, blk);
 	return (st->res_bits[blk / 64] >> (blk % 64)) & 1;
 }
