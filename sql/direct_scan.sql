@@ -341,8 +341,33 @@ SELECT total BETWEEN 1 AND current_setting('pg_dio.queue_depth')::int AS total_i
                  AND max((wk->>'Direct Reads In Progress')::float8) AS total_is_average
   FROM w, unnest(workers) wk
  GROUP BY total;
--- serial; and the text line (numbers masked)
+-- the processes of a parallel scan share pg_dio.queue_depth (each keeping at
+-- least 4): with one-block reads that each take 2 ms (injected delay), which
+-- keeps a queue full, each of 2 workers (the leader not participating) has
+-- at most 8 of 16 reads in flight, and fills that share; a serial scan
+-- fills all 16
+SET pg_dio.queue_depth = 16;
+SET pg_dio.io_size = '8kB';
+SET pg_dio.inject_fault = 'delay';
+SET pg_dio.inject_delay = 2;
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+WITH n AS (
+    SELECT n FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
+                                   'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n
+)
+SELECT bool_and((wk->>'Direct Reads In Progress')::float8 <= 8) AS within_share,
+       bool_or((wk->>'Direct Reads In Progress')::float8 > 4) AS share_filled
+  FROM n, unnest(ARRAY[n->'Worker 0', n->'Worker 1']) wk;
 SET max_parallel_workers_per_gather = 0;
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT (n->>'Direct Reads In Progress')::float8 > 8 AS serial_deeper
+  FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
+                        'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n;
+RESET pg_dio.queue_depth;
+RESET pg_dio.io_size;
+RESET pg_dio.inject_fault;
+RESET pg_dio.inject_delay;
+-- serial; and the text line (numbers masked)
 SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
 SELECT (n->>'Direct Reads')::bigint > 0 AS read_directly,
        (n->>'Direct Reads In Progress')::float8

@@ -445,7 +445,10 @@ dio_stream_prepare(DioStream *s)
 		s->unusable = true;
 		s->unusable_reason = DIO_FB_NO_URING;
 	}
-	else if (!dio_pool_in_use && dio_pool_prepare(nreqs, req_bytes))
+	/* the pool is sized for the setting, so that a shallower stream (a
+	 * process of a parallel scan) does not make it be rebuilt */
+	else if (!dio_pool_in_use &&
+			 dio_pool_prepare(Max(nreqs, pg_dio_queue_depth), req_bytes))
 	{
 		s->primary = true;
 		dio_pool_in_use = true;
@@ -480,15 +483,16 @@ dio_stream_prepare(DioStream *s)
 }
 
 /*
- * Open a stream on a fork of a permanent or unlogged relation.  Never fails
- * for lack of io_uring or O_DIRECT: such a stream completes every read at once
- * with the reason, and the caller falls back.
+ * Open a stream on a fork of a permanent or unlogged relation, with at most
+ * 'depth' reads in flight (0 or more than pg_dio.queue_depth: that setting).
+ * Never fails for lack of io_uring or O_DIRECT: such a stream completes every
+ * read at once with the reason, and the caller falls back.
  */
 DioStream *
-dio_stream_begin(Relation rel, ForkNumber fork)
+dio_stream_begin(Relation rel, ForkNumber fork, int depth)
 {
 	DioStream  *s;
-	int			nreqs = pg_dio_queue_depth;
+	int			nreqs = (depth > 0 && depth < pg_dio_queue_depth) ? depth : pg_dio_queue_depth;
 	uint32		req_bytes = (uint32) pg_dio_io_size_kb * 1024;
 
 	Assert(!RelationUsesLocalBuffers(rel));
@@ -1202,7 +1206,7 @@ dio_stream_os_cached(DioStream *s, BlockNumber first, int nblocks)
 DioStream *
 dio_stream_begin_oscheck(Relation rel)
 {
-	DioStream  *s = dio_stream_begin(rel, MAIN_FORKNUM);
+	DioStream  *s = dio_stream_begin(rel, MAIN_FORKNUM, 0);
 
 	s->buffered = true;
 	return s;

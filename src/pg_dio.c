@@ -82,7 +82,7 @@ void
 _PG_init(void)
 {
 	DefineCustomIntVariable("pg_dio.queue_depth",
-							"Maximum number of direct reads in flight per read stream.",
+							"Maximum number of direct reads in flight per read stream; the processes of a parallel DirectSeqScan share them.",
 							"Each backend allocates queue_depth * io_size bytes of I/O memory on first use, rounded up to whole 2 MB huge pages.",
 							&pg_dio_queue_depth,
 							32, 1, DIO_MAX_QUEUE_DEPTH,

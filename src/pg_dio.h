@@ -279,7 +279,7 @@ typedef struct DioRun
 } DioRun;
 
 extern bool dio_stream_slot_free(void);
-extern DioStream *dio_stream_begin(Relation rel, ForkNumber fork);
+extern DioStream *dio_stream_begin(Relation rel, ForkNumber fork, int depth);
 extern int	dio_stream_max_blocks(DioStream *s);
 extern bool dio_stream_can_submit(DioStream *s);
 extern void dio_stream_submit(DioStream *s, BlockNumber first, int nblocks);

@@ -1157,6 +1157,33 @@ dio_scan_reset(DioScanState *st)
 }
 
 /*
+ * Reads in flight for this process: pg_dio.queue_depth, which the processes
+ * of a parallel scan share (the workers planned, and the leader unless
+ * parallel_leader_participation is off), each keeping at least 4 of them.
+ * The reads land in memory the process then checksums and scans, so what
+ * all of them have in flight should stay within the CPU's last-level cache.
+ * Measured on this project's 2-CPU VM (32 MB L3), cold parallel count(*)
+ * of a 4 GB table with 2 workers, 256 kB reads, alternated: at 32 reads per
+ * process (24 MB in flight) the checksums took ~3x the CPU they took at 16,
+ * and the scan ran 5.03 GiB/s against 5.39 with the share (11 each).  A
+ * leader left alone when no worker could be launched keeps the share too
+ * (serially, 12 reads instead of 32 cost ~4%).
+ */
+static int
+dio_stream_depth(DioScanState *st)
+{
+	int			participants;
+
+	if (st->shared == NULL)
+		return pg_dio_queue_depth;
+	participants = st->shared->nworkers + (parallel_leader_participation ? 1 : 0);
+	if (participants <= 1)
+		return pg_dio_queue_depth;
+	return Max(Min(pg_dio_queue_depth, 4),
+			   (pg_dio_queue_depth + participants - 1) / participants);
+}
+
+/*
  * The engine stream lives only while the scan has blocks left: opened at the
  * first fill, closed when the scan is exhausted, so that an Append over many
  * partitions holds one at a time.
@@ -1170,7 +1197,7 @@ dio_open_stream(DioScanState *st)
 		st->no_stream = true;	/* every block goes buffered */
 		return;
 	}
-	st->stream = dio_stream_begin(st->rel, MAIN_FORKNUM);
+	st->stream = dio_stream_begin(st->rel, MAIN_FORKNUM, dio_stream_depth(st));
 	st->max_run = dio_stream_max_blocks(st->stream);
 }
 

@@ -227,7 +227,7 @@ pg_dio_read(PG_FUNCTION_ARGS)
 	memset(&t, 0, sizeof(t));
 
 	INSTR_TIME_SET_CURRENT(start);
-	s = dio_stream_begin(rel, fork);
+	s = dio_stream_begin(rel, fork, 0);
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
