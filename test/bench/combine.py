@@ -21,7 +21,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import ensure_table, psql, psql_script, write_report  # noqa: E402
+from engine_vs_fio import (ensure_table, psql, psql_script, settle, settle_text,  # noqa: E402
+                           write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -52,6 +53,7 @@ def make_cold():
                "FROM pg_dio_residency('pgbench_accounts') WHERE fork = 'main'")
     if row.split() != ["0", "0"]:
         sys.exit(f"not cold: {row}")
+    settle()
 
 
 def run(session):
@@ -102,8 +104,8 @@ def main(out_dir, mode):
 
     lines = [f"## io_combine_limit vs pg_dio.io_size (cold count(*), {gib:.2f} GiB, "
              f"0 workers, {rounds} rounds)", "",
-             "Read sizes from pg_stat_io (relation bulk reads, all backend types). "
-             "GiB/s: median (min–max).", "",
+             "Read sizes from pg_stat_io (relation bulk reads, all backend types). " +
+             settle_text() + "GiB/s: median (min–max).", "",
              "| size | core GiB/s | core avg read | pg_dio GiB/s | pg_dio avg read | pg_dio/core |",
              "|---|---|---|---|---|---|"]
     for s in sizes:

@@ -175,6 +175,71 @@ def run_fio_random(files, depth, seconds=5, cpu=None):
     return json.loads(out.stdout)["jobs"][0]["read"]["iops"]
 
 
+def _reporting_interrupts():
+    """Interrupts so far of the virtio-balloon free page reporting queue, or
+    None without one."""
+    try:
+        with open("/proc/interrupts") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    ncpu = len(lines[0].split())
+    total = None
+    for line in lines[1:]:
+        if "reporting_vq" in line:
+            total = (total or 0) + sum(int(x) for x in line.split()[1:1 + ncpu] if x.isdigit())
+    return total
+
+
+# A report comes at most 2 s (the kernel's PAGE_REPORTING_DELAY) after pages
+# were freed, and every 2 s while there are free pages left to report
+SETTLE_QUIET_S = 2.5
+SETTLE_MAX_S = 60.0
+settle_waits = []
+
+
+def settle():
+    """Wait until the VM has finished handing the memory freed so far back to
+    the host.  Memory freed in the guest (as evicting a table from the OS page
+    cache frees it) is reported to the host through the virtio-balloon's free
+    page reporting, in batches every 2 s, for ~15 s after 4 GB; the host
+    processes the reports with CPU time that also serves the virtual disk,
+    which meanwhile reads ~20-25% slower (1 s fio runs: 4.2-4.7 against
+    5.5-5.7 GiB/s).  So a cold run that came right after one that filled the
+    page cache was measured against a slower device.  Every cold run (and
+    fio run beside them) waits here for SETTLE_QUIET_S without a report
+    (PG_DIO_BENCH_SETTLE=off: not at all); without the device, at once."""
+    if os.environ.get("PG_DIO_BENCH_SETTLE", "on") == "off":
+        return 0.0
+    count = _reporting_interrupts()
+    if count is None:
+        return 0.0
+    t0 = last = time.time()
+    while True:
+        time.sleep(0.25)
+        now = time.time()
+        n = _reporting_interrupts()
+        if n != count:
+            count, last = n, now
+        elif now - last >= SETTLE_QUIET_S or now - t0 >= SETTLE_MAX_S:
+            break
+    waited = time.time() - t0
+    settle_waits.append(waited)
+    return waited
+
+
+def settle_text():
+    """The reports' sentence on settle()."""
+    if not settle_waits:
+        return ""
+    w = sorted(settle_waits)
+    return (f"Before every cold run and every fio run beside them, the bench waited until the VM "
+            f"had gone {SETTLE_QUIET_S} s without handing freed memory back to the host "
+            f"(virtio-balloon free page reporting, which slows the virtual disk while it runs; "
+            f"see settle() in test/bench/engine_vs_fio.py): {len(w)} waits, median "
+            f"{statistics.median(w):.1f} s, longest {w[-1]:.1f} s. ")
+
+
 def steal_seconds():
     """Hypervisor steal time of all CPUs so far (/proc/stat), in seconds."""
     with open("/proc/stat") as f:

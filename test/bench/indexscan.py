@@ -42,7 +42,7 @@ import sys
 sys.path.insert(0, os.path.dirname(__file__))
 from engine_vs_fio import (memory_text, pin_server, placement_text, psql,  # noqa: E402
                            psql_script, reader_cpu, run_fio_random, server_started,
-                           summary, write_report)
+                           settle, settle_text, summary, write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -158,6 +158,7 @@ def make_cold():
         if shared != 0 or os_cached != 0:
             sys.exit(f"not cold: {rel}: {shared} blocks in shared buffers, "
                      f"{os_cached} in the OS cache")
+    settle()
 
 
 def session_sets(session):
@@ -321,6 +322,7 @@ def main(out_dir, mode):
         print(f"round {r + 1}/{rounds}", flush=True)
         pin_server(CPU)
         for depth in (1, 16, 64):
+            settle()
             res["fio_iops"].setdefault(str(depth), []).append(
                 run_fio_random(files, depth, seconds=2, cpu=CPU))
         for iom in ("worker", "sync"):
@@ -341,6 +343,7 @@ def main(out_dir, mode):
                     if "prefetch" in name and eic:
                         # the device right after the run, at its depth: the
                         # disk swings minute to minute
+                        settle()
                         f = run_fio_random(files, int(eic), seconds=2, cpu=CPU)
                         res["fio_paired"].setdefault(f"{exp}/{name}", []).append(f)
                         print(f"  fio random depth {eic}: {f:.0f} IOPS", flush=True)
@@ -406,7 +409,7 @@ def main(out_dir, mode):
              "core's against the rounds' fio. fio random 8 kB O_DIRECT at the start of each round: "
              + ", ".join(f"depth {d}: {fio[d]:.0f} IOPS" for d in ("1", "16", "64")) + "; "
              + memory_text() + " " + placement_text(CPU)[0].upper() + placement_text(CPU)[1:]
-             + ".", "",
+             + ". " + settle_text(), "",
              "| experiment | configuration | seconds | IOPS | vs core Index Scan (same io_method) | "
              "vs core Bitmap (same eic) | IOPS vs fio (same depth) |",
              "|---|---|---|---|---|---|---|"]

@@ -42,7 +42,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import (memory_text, pin_server, psql, psql_script,  # noqa: E402
+from engine_vs_fio import (memory_text, pin_server, psql, psql_script, settle, settle_text,  # noqa: E402
                            reader_cpu, run_fio, segment_files, server_started,
                            summary, write_report)
 
@@ -113,6 +113,7 @@ def make_cold():
     shared, os_cached = (int(x) for x in row.split())
     if shared != 0 or os_cached != 0:
         sys.exit(f"not cold: {shared} blocks in shared buffers, {os_cached} in the OS cache")
+    settle()
     return True
 
 
@@ -206,6 +207,7 @@ def main(out_dir, scale, rounds, warm_scale):
 
     for r in range(rounds):
         print(f"round {r + 1}/{rounds}", flush=True)
+        settle()
         results["fio"].append(run_fio(files, 256, 32)["mib_s"] / 1024.0)
         for qname, q in queries.items():
             for w in workers_for(qname):
@@ -229,6 +231,7 @@ def main(out_dir, scale, rounds, warm_scale):
                           f"{cpu_s / gib:.2f} CPU s/GiB", flush=True)
                 # the device right after this group's runs: the disk swings
                 # minute to minute, so "vs fio" compares within a group
+                settle()
                 fio_now = run_fio(files, 256, 32, cpu=cpu)["mib_s"] / 1024.0
                 results["fio_paired"].setdefault(f"{qname}/{w}", []).append(fio_now)
                 print(f"  fio {qname}/{w}: {fio_now:.2f} GiB/s", flush=True)
@@ -289,7 +292,7 @@ def main(out_dir, scale, rounds, warm_scale):
              + "Median (min–max). "
              "vs fio: median over the rounds of each run's GiB/s over the fio run that "
              "followed its query and worker count in the same round (the disk swings minute "
-             "to minute).", "",
+             "to minute). " + settle_text(), "",
              "| query | workers | configuration | GiB/s | CPU s/GiB | vs best core buffered | vs fio |",
              "|---|---|---|---|---|---|---|"]
     for qname in queries:
