@@ -19,6 +19,8 @@ mkdir -p "$OUT"
 # without them is not the device's limit.  Reserving them needs root; the
 # reservation is given back at the end.
 HUGE_OLD=
+# a bench cluster left running would hold on to huge pages it took before
+"$PG_DIO_ROOT/test/cluster.sh" stop "$CLUSTER" >/dev/null 2>&1 || true
 if is_root && [ -w /proc/sys/vm/nr_hugepages ]; then
 	HUGE_OLD=$(cat /proc/sys/vm/nr_hugepages)
 	# 256MB shared_buffers need ~142 pages of 2 MB, fio's buffers up to 16
