@@ -92,18 +92,28 @@ def reader_cpu():
         return None
     if v != "auto":
         return int(v)
+    per_cpu = interrupts_per_cpu(r"virtio\d+-req|nvme\d+q[1-9]")
+    if per_cpu is None or max(per_cpu) == 0:
+        return None
+    return per_cpu.index(max(per_cpu))
+
+
+def interrupts_per_cpu(pattern):
+    """Per CPU, the interrupts so far of the /proc/interrupts lines matching
+    the regular expression; None if it cannot be read or none matches."""
     try:
         with open("/proc/interrupts") as f:
             lines = f.read().splitlines()
     except OSError:
         return None
     ncpu = len(lines[0].split())
-    per_cpu = [0] * ncpu
+    per_cpu, found = [0] * ncpu, False
     for line in lines[1:]:
-        if re.search(r"virtio\d+-req|nvme\d+q[1-9]", line):
+        if re.search(pattern, line):
+            found = True
             for i, x in enumerate(line.split()[1:1 + ncpu]):
                 per_cpu[i] += int(x) if x.isdigit() else 0
-    return per_cpu.index(max(per_cpu)) if max(per_cpu) > 0 else None
+    return per_cpu if found else None
 
 
 _pinned = None                  # the CPU new backends are pinned to now
@@ -178,17 +188,8 @@ def run_fio_random(files, depth, seconds=5, cpu=None):
 def _reporting_interrupts():
     """Interrupts so far of the virtio-balloon free page reporting queue, or
     None without one."""
-    try:
-        with open("/proc/interrupts") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return None
-    ncpu = len(lines[0].split())
-    total = None
-    for line in lines[1:]:
-        if "reporting_vq" in line:
-            total = (total or 0) + sum(int(x) for x in line.split()[1:1 + ncpu] if x.isdigit())
-    return total
+    per_cpu = interrupts_per_cpu(r"reporting_vq")
+    return None if per_cpu is None else sum(per_cpu)
 
 
 # A report comes at most 2 s (the kernel's PAGE_REPORTING_DELAY) after pages
