@@ -358,6 +358,17 @@ WITH n AS (
 SELECT bool_and((wk->>'Direct Reads In Progress')::float8 <= 8) AS within_share,
        bool_or((wk->>'Direct Reads In Progress')::float8 > 4) AS share_filled
   FROM n, unnest(ARRAY[n->'Worker 0', n->'Worker 1']) wk;
+-- with the leader taking part, three processes: at most 6 each
+SET parallel_leader_participation = on;
+SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+WITH n AS (
+    SELECT n FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
+                                   'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n
+)
+SELECT bool_and((wk->>'Direct Reads In Progress')::float8 <= 6) AS within_share,
+       bool_or((wk->>'Direct Reads In Progress')::float8 > 3) AS share_filled
+  FROM n, unnest(ARRAY[n->'Worker 0', n->'Worker 1']) wk;
+SET parallel_leader_participation = off;
 SET max_parallel_workers_per_gather = 0;
 SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
 SELECT (n->>'Direct Reads In Progress')::float8 > 8 AS serial_deeper
