@@ -350,24 +350,24 @@ SET pg_dio.queue_depth = 16;
 SET pg_dio.io_size = '8kB';
 SET pg_dio.inject_fault = 'delay';
 SET pg_dio.inject_delay = 2;
-SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
-WITH n AS (
-    SELECT n FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
-                                   'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n
-)
-SELECT bool_and((wk->>'Direct Reads In Progress')::float8 <= 8) AS within_share,
-       bool_or((wk->>'Direct Reads In Progress')::float8 > 4) AS share_filled
-  FROM n, unnest(ARRAY[n->'Worker 0', n->'Worker 1']) wk;
+-- (cold each time) every worker's average in flight within 'share', and
+-- one's above half of it
+CREATE FUNCTION dio_depth_share(share int, OUT within_share boolean, OUT share_filled boolean)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_buffercache_evict_relation('ds');
+    SELECT bool_and((wk->>'Direct Reads In Progress')::float8 <= share),
+           bool_or((wk->>'Direct Reads In Progress')::float8 > share / 2.0)
+      INTO within_share, share_filled
+      FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
+                            'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n,
+           unnest(ARRAY[n->'Worker 0', n->'Worker 1']) wk;
+END $$;
+SELECT * FROM dio_depth_share(8);
 -- with the leader taking part, three processes: at most 6 each
 SET parallel_leader_participation = on;
-SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
-WITH n AS (
-    SELECT n FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
-                                   'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n
-)
-SELECT bool_and((wk->>'Direct Reads In Progress')::float8 <= 6) AS within_share,
-       bool_or((wk->>'Direct Reads In Progress')::float8 > 3) AS share_filled
-  FROM n, unnest(ARRAY[n->'Worker 0', n->'Worker 1']) wk;
+SELECT * FROM dio_depth_share(6);
+DROP FUNCTION dio_depth_share;
 SET parallel_leader_participation = off;
 SET max_parallel_workers_per_gather = 0;
 SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
