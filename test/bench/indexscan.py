@@ -321,8 +321,8 @@ def main(out_dir, mode):
     for r in range(rounds):
         print(f"round {r + 1}/{rounds}", flush=True)
         pin_server(CPU)
+        settle()                # nothing is freed between these three
         for depth in (1, 16, 64):
-            settle()
             res["fio_iops"].setdefault(str(depth), []).append(
                 run_fio_random(files, depth, seconds=2, cpu=CPU))
         for iom in ("worker", "sync"):
