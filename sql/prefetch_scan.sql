@@ -109,7 +109,8 @@ CREATE FUNCTION pf_stats(q text,
     OUT index_searches bigint, OUT recheck_removed numeric, OUT filter_removed numeric,
     OUT blocks_requested bigint, OUT blocks_read bigint, OUT prefetch_max int,
     OUT prefetch_capacity int, OUT blocks_advised bigint,
-    OUT prefetch_restarts bigint, OUT index_tids bigint)
+    OUT prefetch_restarts bigint, OUT index_tids bigint,
+    OUT blocks_direct bigint, OUT blocks_direct_fallback bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
     j jsonb;
@@ -128,12 +129,14 @@ BEGIN
            max((n->>'Prefetch Max')::int), max((n->>'Prefetch Capacity')::int),
            sum((n->>'Heap Blocks Advised')::bigint),
            sum((n->>'Prefetch Restarts')::bigint),
-           sum((n->>'Index TIDs')::bigint)
+           sum((n->>'Index TIDs')::bigint),
+           sum((n->>'Heap Blocks Direct')::bigint),
+           sum((n->>'Heap Blocks Direct Fallback')::bigint)
       INTO nodes, loops, actual_rows, heap_fetches, index_searches, recheck_removed,
            filter_removed, blocks_requested, blocks_read, prefetch_max, prefetch_capacity,
            blocks_advised,
            prefetch_restarts,
-           index_tids
+           index_tids, blocks_direct, blocks_direct_fallback
       FROM jsonb_path_query(j, 'strict $.**?(@."Custom Plan Provider" starts with "PrefetchIndex" ||
                                               @."Node Type" == "Index Scan" ||
                                               @."Node Type" == "Index Only Scan")') n;
@@ -824,7 +827,10 @@ SET max_parallel_workers_per_gather = 0;
 
 --
 -- reading ahead, cold: a few MB, random order (one heap block per TID run)
+-- (the advice and the stream; direct reads, which would take the all-visible
+-- blocks, are tested below)
 --
+SET pg_dio.index_direct_read = off;
 SET effective_io_concurrency = 16;
 CREATE TABLE pf_big (id int, v int, pad text) WITH (autovacuum_enabled = off);
 INSERT INTO pf_big SELECT (g * 7919) % 40009, g, repeat('b', 120) FROM generate_series(1, 40000) g;
@@ -920,6 +926,7 @@ SET pg_dio.index_prefetch_advice = off;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT id FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 RESET pg_dio.index_prefetch_advice;
+RESET pg_dio.index_direct_read;
 
 -- a narrow table in index order: thousands of TIDs queued ahead of the
 -- consumer, the queue grows while a buffer is being taken from the stream
@@ -935,9 +942,118 @@ SET enable_bitmapscan = off;
 SET effective_io_concurrency = 16;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
 SELECT pf_compare('SELECT * FROM pf_narrow WHERE id <= 200000');
+SET pg_dio.index_direct_read = off;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
 SELECT actual_rows, blocks_requested = pg_relation_size('pf_narrow') / 8192 AS every_block_once
   FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
+RESET pg_dio.index_direct_read;
+
+--
+-- direct heap reads (pg_dio.index_direct_read, on by default): blocks the
+-- scan looks ahead at that are all-visible and not in shared buffers are read
+-- with O_DIRECT by pg_dio's engine, used only if they pass DirectSeqScan's
+-- checks (else read through the buffer manager), each at most once a scan
+--
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT actual_rows, blocks_direct > blocks_requested * 0.9 AS mostly_direct,
+       blocks_direct_fallback, blocks_direct <= blocks_read AS counted_as_read,
+       blocks_advised = 0 AS none_advised
+  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
+-- neither shared buffers nor the OS page cache got the blocks read directly
+-- (the first blocks are read through the buffer manager, and the kernel reads
+-- ahead of that read)
+SELECT shared_buffers < blocks / 10 AS few_in_shared_buffers, os_cache < blocks / 10 AS few_in_os_cache
+  FROM pg_dio_residency('pf_narrow') WHERE fork = 'main';
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT * FROM pf_narrow WHERE id <= 200000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT v, id FROM pf_narrow WHERE id BETWEEN 1000 AND 150000 AND v % 3 = 0');
+-- system columns: the relation's row, copied from the direct image
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT ctid, tableoid::regclass, xmin = xmin AS x, * FROM pf_narrow WHERE id BETWEEN 1000 AND 150000');
+-- every match of a hash index is rechecked, here on the direct image, also
+-- with a narrow scan tuple that lacks the column
+CREATE INDEX pf_narrow_v ON pf_narrow USING hash ((v % 50));
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT actual_rows, blocks_direct > 100 AS direct
+  FROM pf_stats('SELECT id FROM pf_narrow WHERE v % 50 = 7');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT id FROM pf_narrow WHERE v % 50 = 7');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT * FROM pf_narrow WHERE v % 50 = 7');
+DROP INDEX pf_narrow_v;
+-- blocks in shared buffers are not read directly: the first half is there
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SET pg_dio.index_direct_read = off;
+SELECT sum(v) FROM pf_narrow WHERE id <= 100000;
+RESET pg_dio.index_direct_read;
+SELECT blocks_direct < blocks_requested * 0.55 AS not_the_cached_half,
+       blocks_direct > blocks_requested * 0.4 AS the_other_half
+  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
+-- nor are blocks that are not all-visible: one row on every 4th page updated
+-- (pg_dio.os_cache_check off from here on: the kernel reads ahead of the
+-- buffered reads in this table's order, and blocks it has read ahead would
+-- be read from the OS page cache instead)
+SET pg_dio.os_cache_check = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+UPDATE pf_narrow SET v = -v
+ WHERE ctid = ANY (SELECT format('(%s,1)', b)::tid
+                     FROM generate_series(0, pg_relation_size('pf_narrow') / 8192 - 1, 4) b);
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT all_visible < blocks * 0.8 AS quarter_changed FROM pg_dio_residency('pf_narrow') WHERE fork = 'main';
+SELECT s.blocks_direct <= r.all_visible AS only_all_visible,
+       s.blocks_direct >= r.all_visible - 2 AS all_of_them
+  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000') s,
+       pg_dio_residency('pf_narrow') r WHERE r.fork = 'main';
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT * FROM pf_narrow WHERE id <= 200000');
+VACUUM pf_narrow;
+-- under every fault of the engine: the same rows, the blocks read through
+-- the buffer manager instead (counted)
+CREATE FUNCTION pf_direct_fault(f text) RETURNS TABLE (fault text, direct bigint, fell_back boolean, result text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('pg_dio.inject_fault', f, true);
+    PERFORM pg_dio_evict('pf_narrow');
+    SELECT s.blocks_direct, s.blocks_direct_fallback > 100 INTO direct, fell_back
+      FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000') s;
+    PERFORM pg_dio_evict('pf_narrow');
+    result := pf_compare('SELECT * FROM pf_narrow WHERE id <= 200000');
+    PERFORM set_config('pg_dio.inject_fault', 'none', true);
+    fault := f;
+    RETURN NEXT;
+END
+$$;
+SELECT d.* FROM unnest(ARRAY['eio', 'ring_setup', 'odirect_einval', 'corrupt']) f,
+     pf_direct_fault(f) d;
+-- a short read is completed by the engine
+SELECT fault, direct > 100 AS direct, result FROM pf_direct_fault('short_read');
+DROP FUNCTION pf_direct_fault;
+RESET pg_dio.os_cache_check;
+-- none under SERIALIZABLE (its predicate locks need the buffer), nor with
+-- the setting off, nor in index-only scans (they read only blocks that are
+-- not all-visible)
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT actual_rows, blocks_direct, blocks_read > 0 AS read_some
+  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
+COMMIT;
+SET pg_dio.index_direct_read = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT actual_rows, blocks_direct, blocks_read > 0 AS read_some
+  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
+RESET pg_dio.index_direct_read;
+-- a range whose rows come back to the same blocks: each block is read
+-- directly at most once, later visits go through the buffer manager, and
+-- once a quarter as many direct candidates are visits again the scan stops
+-- reading directly (pf_big: ~35 rows a block, in random order)
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT blocks_direct > 0 AS direct, blocks_direct <= blocks_read AS counted,
+       blocks_direct < pg_relation_size('pf_big') / 8192 / 2 AS stopped_early,
+       blocks_read <= pg_relation_size('pf_big') / 8192 * 1.3 AS few_reads_twice
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 
 -- arriving at a heap page prunes it opportunistically, as core's index fetch
 -- does: one row HOT-updated in one transaction (which cannot prune its own

@@ -130,6 +130,7 @@ struct DioStream
 	int			fifo[DIO_MAX_QUEUE_DEPTH];
 	int			fifo_head;
 	int			fifo_count;
+	int			nheld;			/* runs handed out, not yet given back */
 	int			ninflight;
 
 	DioSegFd	fds[DIO_MAX_SEGFDS];
@@ -507,6 +508,7 @@ dio_stream_begin(Relation rel, ForkNumber fork, int depth)
 	s->nreqs = nreqs;
 	s->req_bytes = req_bytes;
 	s->fifo_head = s->fifo_count = 0;
+	s->nheld = 0;
 	s->ninflight = 0;
 	s->nfds = 0;
 	s->waits = 0;
@@ -550,10 +552,11 @@ dio_stream_max_blocks(DioStream *s)
 	return s->req_bytes / BLCKSZ;
 }
 
+/* Is a request free?  (Runs the caller holds occupy theirs.) */
 bool
 dio_stream_can_submit(DioStream *s)
 {
-	return s->fifo_count < s->nreqs;
+	return s->fifo_count + s->nheld < s->nreqs;
 }
 
 static void
@@ -1084,6 +1087,7 @@ dio_stream_next(DioStream *s, DioRun *run)
 
 	s->fifo_head = (s->fifo_head + 1) % s->nreqs;
 	s->fifo_count--;
+	s->nheld++;
 	r->state = DIO_REQ_HELD;
 
 	run->first = r->first;
@@ -1239,6 +1243,7 @@ dio_stream_release(DioStream *s, DioRun *run)
 
 	Assert(r->state == DIO_REQ_HELD);
 	r->state = DIO_REQ_FREE;
+	s->nheld--;
 }
 
 /*
@@ -1318,6 +1323,7 @@ dio_stream_teardown(DioStream *s)
 	for (int i = 0; i < s->nreqs; i++)
 		s->reqs[i].state = DIO_REQ_FREE;
 	s->fifo_head = s->fifo_count = 0;
+	s->nheld = 0;
 
 	if (s->primary)
 		dio_pool_in_use = false;

@@ -48,11 +48,15 @@ extern PGDLLIMPORT int pg_dio_direct_scan_threshold;
 extern PGDLLIMPORT bool pg_dio_os_cache_check;
 extern PGDLLIMPORT bool pg_dio_enable_index_prefetch;
 extern PGDLLIMPORT bool pg_dio_index_prefetch_advice;
+extern PGDLLIMPORT bool pg_dio_index_direct_read;
 
 /* ---------- DirectSeqScan (scan_direct.c) ---------- */
 
 extern void dio_scan_init(void);
 extern bool dio_plain_select(PlannerInfo *root);
+extern bool dio_block_resident(Relation rel, BlockNumber blk);
+extern bool dio_direct_image_usable(Relation rel, Page page, BlockNumber blk,
+									bool post_check);
 extern void dio_prefetch_init(void);
 extern Size dio_prefetch_shmem_size(void);
 extern void dio_prefetch_shmem_startup(void);

@@ -428,7 +428,7 @@ dio_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
  * ====================================================================== */
 
 /* Is the block in shared buffers (valid or being read)? */
-static bool
+bool
 dio_block_resident(Relation rel, BlockNumber blk)
 {
 	BufferTag	tag;
@@ -870,9 +870,13 @@ dio_buffered_release(DioScanState *st)
 	st->nvis = st->vis_idx = 0;
 }
 
-/* May the direct image of 'blk' be used?  (rules 4 of the file header) */
-static bool
-dio_page_usable(DioScanState *st, Page page, BlockNumber blk)
+/*
+ * May the direct image of 'blk' of 'rel' be used?  (rule 4 of the file
+ * header; PrefetchIndexScan's direct reads follow the same rules.)
+ * post_check: the cluster has no data checksums.
+ */
+bool
+dio_direct_image_usable(Relation rel, Page page, BlockNumber blk, bool post_check)
 {
 	bool		checksum_failure = false;
 
@@ -887,7 +891,7 @@ dio_page_usable(DioScanState *st, Page page, BlockNumber blk)
 	 * the checksum catches it, and any untorn all-visible image -- older or
 	 * newer than our check -- is a correct view for our snapshot (file header).
 	 */
-	return !st->post_check || !dio_block_resident(st->rel, blk);
+	return !post_check || !dio_block_resident(rel, blk);
 }
 
 /* The current run is used up: count it and give its memory back. */
@@ -1042,7 +1046,8 @@ dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
 				BlockNumber blk = st->run.first + i;
 				Page		page = (Page) (st->run.data + (size_t) i * BLCKSZ);
 
-				if (i < st->run.nvalid && dio_page_usable(st, page, blk))
+				if (i < st->run.nvalid &&
+					dio_direct_image_usable(st->rel, page, blk, st->post_check))
 				{
 					/* all-visible: every normal line pointer is a visible tuple */
 					st->counters.direct_blocks++;

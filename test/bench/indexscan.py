@@ -278,9 +278,12 @@ def run(session, query):
                 ("Index Scan", "Index Only Scan", "Bitmap Heap Scan", "Custom Scan"))
     name = scan.get("Custom Plan Provider", scan["Node Type"])
     return {"seconds": top["Execution Time"] / 1000.0,
-            # a node's buffer counts include its children's (the bitmap index scan)
-            "blocks_read": scan.get("Shared Read Blocks", 0),
+            # a node's buffer counts include its children's (the bitmap index
+            # scan); heap blocks PrefetchIndexScan read directly are not
+            # buffer reads (pg_dio.index_direct_read)
+            "blocks_read": scan.get("Shared Read Blocks", 0) + scan.get("Heap Blocks Direct", 0),
             "heap_read": scan.get("Heap Blocks Read"),
+            "heap_direct": scan.get("Heap Blocks Direct"),
             "prefetch_avg": scan.get("Prefetch Average"),
             "node": name, "rows": top["Plan"].get("Actual Rows")}
 
@@ -337,8 +340,9 @@ def main(out_dir, mode):
                     x = run(sess, q)
                     x["iops"] = x["blocks_read"] / x["seconds"]
                     res["cold"].setdefault(f"{exp}/{name}", []).append(x)
+                    direct = f" ({x['heap_direct']} direct)" if x.get("heap_direct") else ""
                     print(f"  cold {exp}/{name}: {x['seconds']:.2f} s, {x['rows']} rows, "
-                          f"{x['blocks_read']} blocks read, {x['iops']:.0f} IOPS", flush=True)
+                          f"{x['blocks_read']} blocks read{direct}, {x['iops']:.0f} IOPS", flush=True)
                     eic = sess.get("effective_io_concurrency")
                     if "prefetch" in name and eic:
                         # the device right after the run, at its depth: the
