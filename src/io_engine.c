@@ -1041,6 +1041,18 @@ dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
 }
 
 /*
+ * Send the reads queued so far to the kernel now, for a caller that queues
+ * reads ahead of other work (dio_stream_next would send them only when it
+ * is next called).
+ */
+void
+dio_submit_pending(void)
+{
+	if (!dio_broken)
+		dio_flush();
+}
+
+/*
  * Hand out the oldest submitted read once it has completed.  Waits (and
  * stays cancellable) while it is in flight.  Returns false if nothing is
  * pending.  The caller gives the run back with dio_stream_release().

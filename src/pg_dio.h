@@ -287,6 +287,7 @@ extern DioStream *dio_stream_begin(Relation rel, ForkNumber fork, int depth);
 extern int	dio_stream_max_blocks(DioStream *s);
 extern bool dio_stream_can_submit(DioStream *s);
 extern void dio_stream_submit(DioStream *s, BlockNumber first, int nblocks);
+extern void dio_submit_pending(void);
 extern bool dio_stream_next(DioStream *s, DioRun *run);
 extern void dio_stream_release(DioStream *s, DioRun *run);
 extern int	dio_stream_os_cached(DioStream *s, BlockNumber first, int nblocks);
