@@ -5,8 +5,10 @@ A table of >= 2 GiB (bench_idx) with two indexes: bench_idx_r on a column in
 random order relative to the heap, bench_idx_id on a column in heap order
 (correlated).  After it was vacuumed, one row on every other page was
 updated, so about half of the pages are not all-visible (the index-only
-scans visit those).  The experiments, each configuration in turn within a
-round (A B C ... A B C ...), rounds repeated:
+scans visit those).  bench_idx_av is the same table and index on r, vacuumed
+and left so: every page all-visible, as a table is after its load and
+VACUUM.  The experiments, each configuration in turn within a round
+(A B C ... A B C ...), rounds repeated:
 
   random, cold   SELECT sum(length(filler)) over ~1% of the rows by r:
                  core Index Scan, core Bitmap Heap Scan, PrefetchIndexScan,
@@ -15,6 +17,11 @@ round (A B C ... A B C ...), rounds repeated:
                  over the table's files at the start of each round, and at
                  the scan's depth right after each PrefetchIndexScan run
                  (its "IOPS vs fio": the disk swings minute to minute).
+                 prefetch-buffered-16 is PrefetchIndexScan reading every
+                 heap block through the buffer manager
+                 (pg_dio.index_direct_read off).
+  random_av      the same on bench_idx_av, whose all-visible blocks
+                 PrefetchIndexScan reads with O_DIRECT.
   index-only     SELECT sum(r) over the same range (Index Only Scan vs
                  PrefetchIndexOnlyScan), cold.
   correlated     the same share of rows by id (heap order), cold.
@@ -66,6 +73,9 @@ def configs(mode):
                         "PrefetchIndexScan"),
         "prefetch-64": ("worker", {**PREFETCH, "effective_io_concurrency": "64"},
                         "PrefetchIndexScan"),
+        "prefetch-buffered-16": ("worker", {**PREFETCH, "effective_io_concurrency": "16",
+                                            "pg_dio.index_direct_read": "off"},
+                                 "PrefetchIndexScan"),
         "sync/core-index": ("sync", CORE_INDEX, "Index Scan"),
         "sync/core-bitmap-16": ("sync", {**CORE_BITMAP, "effective_io_concurrency": "16"},
                                 "Bitmap Heap Scan"),
@@ -112,29 +122,42 @@ def restart(io_method):
     current_io_method = io_method
 
 
-def ensure_table(nrows):
-    have = psql("SELECT count(*) FROM pg_class WHERE relname = 'bench_idx'")
-    if have == "1" and psql("SELECT obj_description('bench_idx'::regclass)") == f"rows={nrows}":
+def ensure_table(name, nrows, after_load=""):
+    """Table `name` of `nrows` rows (id in heap order, r random) with an index
+    on r, vacuumed, then `after_load` run; built again only if missing or of
+    another size."""
+    have = psql(f"SELECT count(*) FROM pg_class WHERE relname = '{name}'")
+    if have == "1" and psql(f"SELECT obj_description('{name}'::regclass)") == f"rows={nrows}":
         return
-    print(f"building bench_idx ({nrows} rows) ...", flush=True)
+    print(f"building {name} ({nrows} rows) ...", flush=True)
     psql_script(f"""
-DROP TABLE IF EXISTS bench_idx;
-CREATE TABLE bench_idx (id bigint, r int, val int, filler char(180))
+DROP TABLE IF EXISTS {name};
+CREATE TABLE {name} (id bigint, r int, val int, filler char(180))
     WITH (autovacuum_enabled = off, fillfactor = 100);
 SELECT setseed(0.42);
-INSERT INTO bench_idx SELECT g, (random() * {nrows})::int, g % 1000, 'x'
+INSERT INTO {name} SELECT g, (random() * {nrows})::int, g % 1000, 'x'
   FROM generate_series(1, {nrows}) g;
-CREATE INDEX bench_idx_r ON bench_idx (r);
+CREATE INDEX {name}_r ON {name} (r);
+VACUUM (ANALYZE) {name};
+{after_load}
+CHECKPOINT;
+COMMENT ON TABLE {name} IS 'rows={nrows}';
+""")
+
+
+def ensure_tables(nrows):
+    ensure_table("bench_idx", nrows, """
 CREATE INDEX bench_idx_id ON bench_idx (id);
-VACUUM (ANALYZE) bench_idx;
 -- one row on every other page: about half the pages stop being all-visible
 UPDATE bench_idx SET val = val + 1
  WHERE ctid = ANY (SELECT format('(%s,1)', b)::tid
                      FROM generate_series(0, pg_relation_size('bench_idx') / 8192 - 1, 2) b);
-ANALYZE bench_idx;
-CHECKPOINT;
-COMMENT ON TABLE bench_idx IS 'rows={nrows}';
-""")
+ANALYZE bench_idx;""")
+    # every page all-visible, as after a load and VACUUM
+    ensure_table("bench_idx_av", nrows)
+
+
+COLD_RELS = ("bench_idx", "bench_idx_r", "bench_idx_id", "bench_idx_av", "bench_idx_av_r")
 
 
 def table_files():
@@ -148,10 +171,9 @@ def table_files():
 
 
 def make_cold():
-    psql_script("SELECT * FROM pg_dio_evict('bench_idx') \\g /dev/null\n"
-                "SELECT * FROM pg_dio_evict('bench_idx_r') \\g /dev/null\n"
-                "SELECT * FROM pg_dio_evict('bench_idx_id') \\g /dev/null")
-    for rel in ("bench_idx", "bench_idx_r", "bench_idx_id"):
+    psql_script("".join(f"SELECT * FROM pg_dio_evict('{rel}') \\g /dev/null\n"
+                        for rel in COLD_RELS))
+    for rel in COLD_RELS:
         row = psql("SELECT shared_buffers || ' ' || coalesce(os_cache, -1) "
                    f"FROM pg_dio_residency('{rel}') WHERE fork = 'main'")
         shared, os_cached = (int(x) for x in row.split())
@@ -292,12 +314,13 @@ def main(out_dir, mode):
     rounds = 3 if mode == "quick" else 5
     nrows = 10_500_000 if mode == "quick" else 21_000_000
     restart("worker")
-    ensure_table(nrows)
+    ensure_tables(nrows)
     table_bytes = int(psql("SELECT pg_relation_size('bench_idx')"))
     files = table_files()
     span = nrows // 100             # ~1% of the rows
     lo = nrows // 3
     q_rand = f"SELECT sum(length(filler)) FROM bench_idx WHERE r BETWEEN {lo} AND {lo + span}"
+    q_av = q_rand.replace("FROM bench_idx ", "FROM bench_idx_av ")
     q_ios = f"SELECT sum(r::bigint) FROM bench_idx WHERE r BETWEEN {lo} AND {lo + span}"
     q_corr = f"SELECT sum(length(filler)) FROM bench_idx WHERE id BETWEEN {lo} AND {lo + span}"
     small = span // 10              # fits in shared buffers
@@ -306,10 +329,11 @@ def main(out_dir, mode):
     q_corr_c = f"SELECT sum(length(filler)) FROM bench_idx WHERE id BETWEEN {lo} AND {lo + small}"
     res = {"mode": mode, "rounds": rounds, "table_bytes": table_bytes, "rows": nrows,
            "reader_cpu": CPU,
-           "queries": {"random": q_rand, "index_only": q_ios, "correlated": q_corr},
+           "queries": {"random": q_rand, "random_av": q_av, "index_only": q_ios, "correlated": q_corr},
            "fio_iops": {}, "fio_paired": {}, "cold": {}, "cached": {}}
     cold_cfg = configs(mode)
-    experiments = [("random", q_rand, cold_cfg), ("index_only", q_ios, IOS_CONFIGS),
+    experiments = [("random", q_rand, cold_cfg), ("random_av", q_av, cold_cfg),
+                   ("index_only", q_ios, IOS_CONFIGS),
                    ("correlated", q_corr, CORR_CONFIGS)]
 
     # every configuration's plan must be the one it claims
