@@ -949,11 +949,12 @@ SELECT actual_rows, blocks_requested = pg_relation_size('pf_narrow') / 8192 AS e
 RESET pg_dio.index_direct_read;
 
 --
--- direct heap reads (pg_dio.index_direct_read, on by default): blocks the
+-- direct heap reads (pg_dio.index_direct_read, off by default): blocks the
 -- scan looks ahead at that are all-visible and not in shared buffers are read
 -- with O_DIRECT by pg_dio's engine, used only if they pass DirectSeqScan's
 -- checks (else read through the buffer manager), each at most once a scan
 --
+SET pg_dio.index_direct_read = on;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
 SELECT actual_rows, blocks_direct > blocks_requested * 0.9 AS mostly_direct,
        blocks_direct_fallback, blocks_direct <= blocks_read AS counted_as_read,
@@ -986,7 +987,7 @@ DROP INDEX pf_narrow_v;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
 SET pg_dio.index_direct_read = off;
 SELECT sum(v) FROM pf_narrow WHERE id <= 100000;
-RESET pg_dio.index_direct_read;
+SET pg_dio.index_direct_read = on;
 SELECT blocks_direct < blocks_requested * 0.55 AS not_the_cached_half,
        blocks_direct > blocks_requested * 0.4 AS the_other_half
   FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
@@ -1031,18 +1032,18 @@ SELECT fault, direct > 100 AS direct, result FROM pf_direct_fault('short_read');
 DROP FUNCTION pf_direct_fault;
 RESET pg_dio.os_cache_check;
 -- none under SERIALIZABLE (its predicate locks need the buffer), nor with
--- the setting off, nor in index-only scans (they read only blocks that are
--- not all-visible)
+-- the setting at its default (off), nor in index-only scans (they read only
+-- blocks that are not all-visible)
 BEGIN ISOLATION LEVEL SERIALIZABLE;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
 SELECT actual_rows, blocks_direct, blocks_read > 0 AS read_some
   FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
 COMMIT;
-SET pg_dio.index_direct_read = off;
+RESET pg_dio.index_direct_read;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
 SELECT actual_rows, blocks_direct, blocks_read > 0 AS read_some
   FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
-RESET pg_dio.index_direct_read;
+SET pg_dio.index_direct_read = on;
 -- a range whose rows come back to the same blocks: each block is read
 -- directly at most once, later visits go through the buffer manager, and
 -- once a quarter as many direct candidates are visits again the scan stops
@@ -1054,6 +1055,7 @@ SELECT blocks_direct > 0 AS direct, blocks_direct <= blocks_read AS counted,
   FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+RESET pg_dio.index_direct_read;
 
 -- arriving at a heap page prunes it opportunistically, as core's index fetch
 -- does: one row HOT-updated in one transaction (which cannot prune its own

@@ -17,11 +17,11 @@ VACUUM.  The experiments, each configuration in turn within a round
                  over the table's files at the start of each round, and at
                  the scan's depth right after each PrefetchIndexScan run
                  (its "IOPS vs fio": the disk swings minute to minute).
-                 prefetch-buffered-16 is PrefetchIndexScan reading every
-                 heap block through the buffer manager
-                 (pg_dio.index_direct_read off).
-  random_av      the same on bench_idx_av, whose all-visible blocks
-                 PrefetchIndexScan reads with O_DIRECT.
+                 prefetch-direct-16 is PrefetchIndexScan reading the
+                 all-visible heap blocks that are not in shared buffers with
+                 O_DIRECT (pg_dio.index_direct_read on; off by default).
+  random_av      the same on bench_idx_av, every block of which is
+                 all-visible.
   index-only     SELECT sum(r) over the same range (Index Only Scan vs
                  PrefetchIndexOnlyScan), cold.
   correlated     the same share of rows by id (heap order), cold.
@@ -73,9 +73,9 @@ def configs(mode):
                         "PrefetchIndexScan"),
         "prefetch-64": ("worker", {**PREFETCH, "effective_io_concurrency": "64"},
                         "PrefetchIndexScan"),
-        "prefetch-buffered-16": ("worker", {**PREFETCH, "effective_io_concurrency": "16",
-                                            "pg_dio.index_direct_read": "off"},
-                                 "PrefetchIndexScan"),
+        "prefetch-direct-16": ("worker", {**PREFETCH, "effective_io_concurrency": "16",
+                                          "pg_dio.index_direct_read": "on"},
+                               "PrefetchIndexScan"),
         "sync/core-index": ("sync", CORE_INDEX, "Index Scan"),
         "sync/core-bitmap-16": ("sync", {**CORE_BITMAP, "effective_io_concurrency": "16"},
                                 "Bitmap Heap Scan"),

@@ -213,7 +213,7 @@ SELECT results_eq(
     $$VALUES ('pg_dio.direct_scan_threshold', 'integer', '8kB', '0', '1073741823', 'user', '2048'),
              ('pg_dio.enable_direct_scan', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.enable_index_prefetch', 'bool', NULL, NULL, NULL, 'user', 'on'),
-             ('pg_dio.index_direct_read', 'bool', NULL, NULL, NULL, 'user', 'on'),
+             ('pg_dio.index_direct_read', 'bool', NULL, NULL, NULL, 'user', 'off'),
              ('pg_dio.index_prefetch_advice', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.inject_delay', 'integer', 'ms', '1', '60000', 'superuser', '200'),
              ('pg_dio.inject_fault', 'enum', NULL, NULL, NULL, 'superuser', 'none'),
