@@ -13,7 +13,8 @@ output order for serial plans / ORDER BY).  Two kinds of queries:
     PrefetchIndexOnlyScan vs core's Index Scan / Index Only Scan): random
     ranges, IN-lists and = ANY, ORDER BY ... LIMIT, index-only shapes,
     multi-column conditions and nestloop joins with an index inner, varying
-    effective_io_concurrency and pg_dio.index_prefetch_advice.
+    effective_io_concurrency, pg_dio.index_prefetch_advice and
+    pg_dio.index_direct_read (all-visible heap blocks read with O_DIRECT).
 
 Meanwhile writers update (HOT and non-HOT, also moving index keys), delete
 and insert, and a maintenance session runs VACUUM, CHECKPOINT and evicts the
@@ -155,6 +156,7 @@ class Stats:
         self.compares = 0
         self.index_compares = 0
         self.index_prefetch = 0
+        self.index_direct = 0
         self.index_seq_compares = 0
         self.writes = 0
         self.maint = 0
@@ -192,6 +194,8 @@ def index_reader_round(db, rng, stats):
         f"SET LOCAL effective_io_concurrency = {rng.choice([0, 1, 16, 64])};",
         # io_method=worker: on = advised reads by the scan, off = the read stream
         f"SET LOCAL pg_dio.index_prefetch_advice = {rng.choice(['on', 'off'])};",
+        # direct heap reads (with the advice; off by default): on in 3 of 4
+        f"SET LOCAL pg_dio.index_direct_read = {rng.choice(['on', 'on', 'on', 'off'])};",
         f"SET LOCAL pg_dio.enable_direct_scan = {rng.choice(['on', 'off'])};",
         "SET LOCAL pg_dio.direct_scan_threshold = 0;",
     ]
@@ -205,6 +209,9 @@ def index_reader_round(db, rng, stats):
         f"EXPLAIN (COSTS OFF) {d}",
         "\\echo @@rows_on",
         d,
+        # heap blocks this backend (a new one each round) has read directly
+        "\\echo @@direct_on",
+        "SELECT blocks_direct FROM pg_dio_backend_stats(pg_backend_pid());",
         "SET LOCAL pg_dio.enable_index_prefetch = off;",
         "\\echo @@plan_off",
         f"EXPLAIN (COSTS OFF) {d}",
@@ -234,6 +241,10 @@ def index_reader_round(db, rng, stats):
         stats.index_compares += 1
         if "PrefetchIndex" in plan_on:
             stats.index_prefetch += 1
+            # (a DirectSeqScan in the plan would have read directly too)
+            direct = "".join(parts.get("direct_on", [])).split()
+            if "DirectSeqScan" not in plan_on and direct and direct[0] != "0":
+                stats.index_direct += 1
         if on != off or not on:
             stats.failures.append(f"DIFFERENT results for index query {q} (ordered={ordered}):\n"
                                   f" prefetch: {on}\n core:     {off}\n{plan_on}\n{sql}")
@@ -401,6 +412,7 @@ def main():
         corrupt += n
     print(f"{stats.compares} comparisons, {stats.index_compares} index comparisons "
           f"({stats.index_prefetch} with PrefetchIndexScan/PrefetchIndexOnlyScan, "
+          f"{stats.index_direct} of them reading heap blocks directly, "
           f"{stats.index_seq_compares} also against a plan without index scans), "
           f"{stats.writes} writes, {stats.maint} maintenance "
           f"commands, {len(stats.failures)} failures, {inflight} reads left in flight, "
