@@ -282,12 +282,13 @@ bool		pg_dio_index_prefetch_advice = true;
 /*
  * Off by default: a block read directly is cached nowhere, so a query run
  * again reads it from the device again where core's index scan finds it in
- * shared buffers (bench_idx's "cached" range, whose warm-up run warms nothing:
- * 1.44x core's instructions per query), and on a device that bounds the scan
- * it was slower cold too (session 13, 1% random range of 2.3 GB at
- * effective_io_concurrency 16, 3 rounds: 1.87 s vs 1.62 s on an all-visible
- * table, 1.74 s vs 1.59 s on one half all-visible; the revisits it must read
- * again add 8% of reads).
+ * shared buffers (bench_idx's "cached" range, whose warm-up run warmed
+ * nothing: 1.44x core's instructions per query, 0.90x with it off); and on a
+ * device that bounds the scan it gained nothing cold (session 13, 1% random
+ * range of 2.3 GB at effective_io_concurrency 16, medians of 3 rounds, direct
+ * vs buffered: 1.87 vs 1.62 s and 1.86 vs 1.89 s on an all-visible table,
+ * 1.74 vs 1.59 s and 1.88 vs 2.07 s on one half all-visible, in two bench
+ * runs; the blocks it comes back to it reads twice, 8% more reads).
  */
 bool		pg_dio_index_direct_read = false;
 
