@@ -196,6 +196,10 @@ def index_reader_round(db, rng, stats):
         f"SET LOCAL pg_dio.index_prefetch_advice = {rng.choice(['on', 'off'])};",
         # direct heap reads (with the advice; off by default): on in 3 of 4
         f"SET LOCAL pg_dio.index_direct_read = {rng.choice(['on', 'on', 'on', 'off'])};",
+        # blocks the OS page cache has (the kernel reads ahead of the
+        # buffered reads of these tables, in heap order) are read from it, not
+        # directly: checked in half the rounds
+        f"SET LOCAL pg_dio.os_cache_check = {rng.choice(['on', 'off'])};",
         f"SET LOCAL pg_dio.enable_direct_scan = {rng.choice(['on', 'off'])};",
         "SET LOCAL pg_dio.direct_scan_threshold = 0;",
     ]
@@ -203,6 +207,10 @@ def index_reader_round(db, rng, stats):
         settings.append("SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off;")
         settings.append(f"SET LOCAL enable_memoize = {rng.choice(['on', 'off'])};")
         settings.append(f"SET LOCAL enable_material = {rng.choice(['on', 'off'])};")
+    # in a third of the rounds both tables leave shared buffers and the OS
+    # page cache first, so that the prefetch leg has blocks to read (directly)
+    if rng.random() < 1 / 3:
+        settings += [f"SELECT count(*) FROM pg_dio_evict('{t}');" for t in TABLES]
     sql = "\n".join(["BEGIN ISOLATION LEVEL REPEATABLE READ;"] + settings + [
         "SET LOCAL pg_dio.enable_index_prefetch = on;",
         "\\echo @@plan_on",
