@@ -433,20 +433,11 @@ SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_f')
 SELECT direct_blocks AS f_blocks, not_all_visible AS f_empty FROM dio_scan_stats('SELECT * FROM ds_f') \gset
 SELECT count(*) = :f_empty AS the_rest_not_all_visible
   FROM generate_series(:f_blocks, pg_relation_size('ds_f') / 8192 - 1) b;
--- every buffer of ds_f evicted, waiting for pinned ones:
--- pg_buffercache_evict_relation skips a buffer someone has pinned (the
--- checkpointer or bgwriter writing it out), and the scan then reads that
--- block as resident, not as the fault would have it.  (make test once showed
--- eio, parallel: all_io_fallback f, which this would explain.)
-CREATE FUNCTION ds_f_evict() RETURNS void
-LANGUAGE plpgsql AS $$
-BEGIN
-    FOR i IN 1..500 LOOP
-        EXIT WHEN (SELECT buffers_skipped FROM pg_buffercache_evict_relation('ds_f')) = 0;
-        PERFORM pg_sleep(0.01);
-    END LOOP;
-END
-$$;
+-- ds_fault evicts every buffer of ds_f, waiting for pinned ones (wait_for
+-- repeats the eviction): pg_buffercache_evict_relation skips a buffer someone
+-- has pinned (the checkpointer or bgwriter writing it out), and the scan then
+-- reads that block as resident, not as the fault would have it.  (make test
+-- once showed eio, parallel: all_io_fallback f, which this would explain.)
 CREATE FUNCTION ds_fault(fault text, parallel boolean,
     OUT direct bigint, OUT buffered_io bigint, OUT buffered_verify bigint,
     OUT parallel_nodes int, OUT compare text)
@@ -457,11 +448,11 @@ BEGIN
     PERFORM set_config('max_parallel_workers_per_gather', CASE WHEN parallel THEN '2' ELSE '0' END, true);
     PERFORM set_config('parallel_setup_cost', '0', true);
     PERFORM set_config('min_parallel_table_scan_size', '0', true);
-    PERFORM ds_f_evict();
+    PERFORM wait_for('SELECT buffers_skipped = 0 FROM pg_buffercache_evict_relation(''ds_f'')');
     SELECT s.direct_blocks, s.io_fallback, s.verification, s.parallel_nodes
       INTO direct, buffered_io, buffered_verify, parallel_nodes
       FROM dio_scan_stats('SELECT count(*) FROM ds_f') s;
-    PERFORM ds_f_evict();
+    PERFORM wait_for('SELECT buffers_skipped = 0 FROM pg_buffercache_evict_relation(''ds_f'')');
     compare := dio_compare('SELECT * FROM ds_f', NOT parallel);
 END
 $$;
@@ -488,6 +479,5 @@ SELECT nodes, direct_blocks = :f_blocks AS all_direct, os_cached
   FROM dio_scan_stats('SELECT count(*) FROM ds_f');
 
 DROP FUNCTION ds_fault;
-DROP FUNCTION ds_f_evict;
 DROP TABLE ds_f, ds_fresh, ds_unlogged, ds_parted, ds_parent, ds_child, ds_small, ds_temp;
 DROP MATERIALIZED VIEW ds_mv;
