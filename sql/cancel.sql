@@ -5,6 +5,9 @@
 --
 CREATE TEMP TABLE c0 AS SELECT * FROM pg_dio_backend_stats(pg_backend_pid());
 
+-- 256kB reads, 32 in flight: dio_t needs more reads than the queue holds
+SET pg_dio.io_size = '256kB';
+SET pg_dio.queue_depth = 32;
 SET pg_dio.inject_fault = 'delay';
 SET pg_dio.inject_delay = '10s';	-- far longer than the timeout
 SET statement_timeout = '50ms';
@@ -25,6 +28,8 @@ SELECT count(*) FROM pg_stat_aios WHERE source = 'pg_dio';
 -- the backend still works, and the buffers hold what they should
 RESET pg_dio.inject_fault;
 RESET pg_dio.inject_delay;
+RESET pg_dio.io_size;
+RESET pg_dio.queue_depth;
 SELECT direct_blocks = blocks AS all_direct, fallback_blocks, checksum_failures
   FROM pg_dio_read('dio_t');
 

@@ -4,27 +4,27 @@
 --
 SELECT pg_relation_size('dio_t') / 8192 AS nblocks \gset
 
--- every block, all direct, combined into io_size (256kB = 32 blocks) reads
+-- every block, all direct, combined into io_size (1MB = 128 blocks) reads
 CREATE TEMP TABLE before AS SELECT * FROM pg_dio_backend_stats(pg_backend_pid());
 SELECT blocks = :nblocks AS all_blocks,
        bytes = pg_relation_size('dio_t') AS all_bytes,
        direct_blocks = blocks AS all_direct,
        fallback_blocks, fallback_reasons, checksum_failures,
-       reads = ceil(:nblocks / 32.0) AS reads_combined,
-       avg_read_bytes BETWEEN 8192 AND 262144 AS avg_size_ok,
+       reads = ceil(:nblocks / 128.0) AS reads_combined,
+       avg_read_bytes BETWEEN 8192 AND 1048576 AS avg_size_ok,
        elapsed_ms > 0 AS timed
   FROM pg_dio_read('dio_t') \gset r_
 \echo :r_all_blocks :r_all_bytes :r_all_direct :r_fallback_blocks :r_fallback_reasons :r_checksum_failures :r_reads_combined :r_avg_size_ok :r_timed
 
-SELECT a.reads_submitted - b.reads_submitted = ceil(:nblocks / 32.0) AS submitted,
-       a.reads_completed - b.reads_completed = ceil(:nblocks / 32.0) AS completed,
+SELECT a.reads_submitted - b.reads_submitted = ceil(:nblocks / 128.0) AS submitted,
+       a.reads_completed - b.reads_completed = ceil(:nblocks / 128.0) AS completed,
        a.bytes_read - b.bytes_read = :nblocks * 8192 AS bytes,
        a.blocks_direct - b.blocks_direct = :nblocks AS direct,
        a.blocks_fallback - b.blocks_fallback AS fallback,
        a.errors - b.errors AS errors,
        a.short_reads - b.short_reads AS short_reads,
        a.submit_calls > b.submit_calls AS submitted_calls,
-       a.max_inflight BETWEEN 1 AND 32 AS max_inflight_bounded,
+       a.max_inflight BETWEEN 1 AND 16 AS max_inflight_bounded,
        a.reads_in_flight AS in_flight
   FROM pg_dio_backend_stats(pg_backend_pid()) a, before b;
 

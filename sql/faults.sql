@@ -4,6 +4,11 @@
 -- counts the fallback by reason
 --
 SELECT pg_relation_size('dio_t') / 8192 AS nblocks \gset
+-- the pages on disk, as written (a corrupted copy of a never-written, zeroed
+-- page would fail verification without failing its checksum)
+CHECKPOINT;
+-- blocks per read: pg_dio.io_size (kB) / 8
+SELECT setting::int / 8 AS per_read FROM pg_settings WHERE name = 'pg_dio.io_size' \gset
 
 CREATE TEMP TABLE s0 AS SELECT * FROM pg_dio_backend_stats(pg_backend_pid());
 
@@ -12,7 +17,7 @@ SET pg_dio.inject_fault = 'eio';
 SELECT blocks = :nblocks AS all_blocks, direct_blocks, fallback_blocks = blocks AS all_fallback,
        fallback_reasons = jsonb_build_object('io_error', :nblocks) AS reason, checksum_failures
   FROM pg_dio_read('dio_t');
-SELECT a.errors - b.errors = ceil(:nblocks / 32.0) AS errors_counted,
+SELECT a.errors - b.errors = ceil(:nblocks / :per_read::numeric) AS errors_counted,
        a.fallback_io_error - b.fallback_io_error = :nblocks AS fallback_counted,
        a.blocks_direct - b.blocks_direct AS direct
   FROM pg_dio_backend_stats(pg_backend_pid()) a, s0 b;
@@ -23,8 +28,8 @@ SET pg_dio.inject_fault = 'short_read';
 SELECT blocks = :nblocks AS all_blocks, direct_blocks = blocks AS all_direct, fallback_blocks,
        fallback_reasons, checksum_failures
   FROM pg_dio_read('dio_t');
-SELECT a.short_reads - b.short_reads = ceil(:nblocks / 32.0) AS short_reads_counted,
-       a.reads_submitted - b.reads_submitted = ceil(:nblocks / 32.0) AS submitted_once,
+SELECT a.short_reads - b.short_reads = ceil(:nblocks / :per_read::numeric) AS short_reads_counted,
+       a.reads_submitted - b.reads_submitted = ceil(:nblocks / :per_read::numeric) AS submitted_once,
        a.errors - b.errors AS errors
   FROM pg_dio_backend_stats(pg_backend_pid()) a, s1 b;
 
@@ -50,7 +55,7 @@ SELECT blocks = :nblocks AS all_blocks, direct_blocks = blocks AS all_direct, fa
 -- pages that fail verification (here: a flipped byte the checksum catches)
 -- are read again through the buffer manager, which finds them intact
 SET pg_dio.inject_fault = 'corrupt';
-SELECT blocks = :nblocks AS all_blocks, reads = ceil(:nblocks / 32.0) AS all_read, direct_blocks,
+SELECT blocks = :nblocks AS all_blocks, reads = ceil(:nblocks / :per_read::numeric) AS all_read, direct_blocks,
        fallback_reasons = jsonb_build_object('verify', :nblocks) AS reason,
        checksum_failures = :nblocks AS checksums_caught
   FROM pg_dio_read('dio_t');

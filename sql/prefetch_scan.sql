@@ -954,6 +954,10 @@ RESET pg_dio.index_direct_read;
 -- with O_DIRECT by pg_dio's engine, used only if they pass DirectSeqScan's
 -- checks (else read through the buffer manager), each at most once a scan
 --
+-- The engine holds at most pg_dio.queue_depth reads; with at least
+-- effective_io_concurrency + 1 (the look-ahead and the image in use), every
+-- block can be read directly and none needs advice instead.
+SET pg_dio.queue_depth = 32;
 SET pg_dio.index_direct_read = on;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
 SELECT actual_rows, blocks_direct > blocks_requested * 0.9 AS mostly_direct,
@@ -1056,6 +1060,7 @@ SELECT blocks_direct > 0 AS direct, blocks_direct <= blocks_read AS counted,
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 RESET pg_dio.index_direct_read;
+RESET pg_dio.queue_depth;
 
 -- arriving at a heap page prunes it opportunistically, as core's index fetch
 -- does: one row HOT-updated in one transaction (which cannot prune its own

@@ -18,6 +18,6 @@ SELECT blocks = :nblocks AS all_blocks,
   FROM pg_dio_read('dio_big');
 RESET pg_dio.io_size;
 SELECT blocks = :nblocks AS all_blocks, direct_blocks = blocks AS all_direct,
-       reads = ceil(:nblocks / 32.0) AS reads_256k
+       reads = ceil(:nblocks / 128.0) AS reads_1mb
   FROM pg_dio_read('dio_big');
 DROP TABLE dio_big;

@@ -27,8 +27,8 @@
 
 PG_MODULE_MAGIC_EXT(.name = "pg_dio",.version = PG_DIO_VERSION);
 
-int			pg_dio_queue_depth = 32;
-int			pg_dio_io_size_kb = 256;
+int			pg_dio_queue_depth = 16;
+int			pg_dio_io_size_kb = 1024;
 int			pg_dio_inject_fault = DIO_FAULT_NONE;
 int			pg_dio_inject_delay_ms = 200;
 
@@ -85,7 +85,7 @@ _PG_init(void)
 							"Maximum number of direct reads in flight per read stream; the processes of a parallel DirectSeqScan share them.",
 							"Each backend allocates queue_depth * io_size bytes of I/O memory on first use, rounded up to whole 2 MB huge pages.",
 							&pg_dio_queue_depth,
-							32, 1, DIO_MAX_QUEUE_DEPTH,
+							16, 1, DIO_MAX_QUEUE_DEPTH,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 
@@ -93,7 +93,7 @@ _PG_init(void)
 							"Largest single direct read; runs of blocks are combined up to this size.",
 							NULL,
 							&pg_dio_io_size_kb,
-							256, DIO_MIN_IO_SIZE_KB, DIO_MAX_IO_SIZE_KB,
+							1024, DIO_MIN_IO_SIZE_KB, DIO_MAX_IO_SIZE_KB,
 							PGC_USERSET, GUC_UNIT_KB,
 							dio_check_io_size, NULL, NULL);
 

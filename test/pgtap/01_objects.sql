@@ -217,17 +217,17 @@ SELECT results_eq(
              ('pg_dio.index_prefetch_advice', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.inject_delay', 'integer', 'ms', '1', '60000', 'superuser', '200'),
              ('pg_dio.inject_fault', 'enum', NULL, NULL, NULL, 'superuser', 'none'),
-             ('pg_dio.io_size', 'integer', 'kB', '8', '1024', 'user', '256'),
+             ('pg_dio.io_size', 'integer', 'kB', '8', '1024', 'user', '1024'),
              ('pg_dio.os_cache_check', 'bool', NULL, NULL, NULL, 'user', 'on'),
-             ('pg_dio.queue_depth', 'integer', NULL, '1', '128', 'user', '32'),
+             ('pg_dio.queue_depth', 'integer', NULL, '1', '128', 'user', '16'),
              ('pg_dio.resident_sweep', 'enum', NULL, NULL, NULL, 'user', 'auto')$$,
     'pg_dio''s settings: type, unit, range, context and default');
 SELECT is((SELECT enumvals FROM pg_catalog.pg_settings WHERE name = 'pg_dio.inject_fault'),
           ARRAY['none', 'eio', 'short_read', 'ring_setup', 'odirect_einval', 'delay', 'corrupt'],
           'pg_dio.inject_fault''s values');
-SELECT is(current_setting('pg_dio.io_size'), '256kB', 'pg_dio.io_size shows as 256kB');
+SELECT is(current_setting('pg_dio.io_size'), '1MB', 'pg_dio.io_size shows as 1MB');
 SELECT is(current_setting('pg_dio.inject_delay'), '200ms', 'pg_dio.inject_delay shows as 200ms');
-SELECT is(current_setting('pg_dio.queue_depth'), '32', 'pg_dio.queue_depth is 32');
+SELECT is(current_setting('pg_dio.queue_depth'), '16', 'pg_dio.queue_depth is 16');
 SELECT is(current_setting('pg_dio.inject_fault'), 'none', 'pg_dio.inject_fault is none');
 SELECT is(current_setting('pg_dio.direct_scan_threshold'), '16MB', 'pg_dio.direct_scan_threshold shows as 16MB');
 SELECT is(current_setting('pg_dio.enable_direct_scan'), 'on', 'pg_dio.enable_direct_scan is on');

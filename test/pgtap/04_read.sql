@@ -5,6 +5,10 @@
 -- read (pg_dio_backend_stats and pg_dio_histogram for this backend).
 BEGIN;
 SELECT plan(85);
+-- The reads are counted in 256kB runs (32 blocks), up to 32 in flight: set
+-- here, not the defaults (1MB, 16), so that the table needs many of them.
+SET LOCAL pg_dio.io_size = '256kB';
+SET LOCAL pg_dio.queue_depth = 32;
 
 CREATE TABLE dio_rd AS
     SELECT g, repeat('r', 300) AS pad FROM generate_series(1, 12000) g;
@@ -121,15 +125,15 @@ SELECT is((pg_temp.dio_delta('8kB') ->> 'size_0')::bigint, (SELECT n FROM dio_rd
 SELECT is((pg_temp.dio_now() ->> 'max_inflight')::bigint, 128::bigint,
     'queue_depth 128: up to 128 reads in flight at once');
 SELECT is((pg_temp.dio_now() ->> 'reads_in_flight')::int, 0, 'queue_depth 128: nothing left in flight');
-RESET pg_dio.io_size;
-RESET pg_dio.queue_depth;
+SET LOCAL pg_dio.io_size = '256kB';
+SET LOCAL pg_dio.queue_depth = 32;
 
 SET LOCAL pg_dio.queue_depth = 1;
 CREATE TEMP TABLE rq1 AS SELECT * FROM pg_dio_read('dio_rd');
 SELECT results_eq('SELECT blocks, direct_blocks, reads FROM rq1',
     'SELECT blocks, direct_blocks, reads FROM r',
     'queue_depth 1: the same read, one request at a time');
-RESET pg_dio.queue_depth;
+SET LOCAL pg_dio.queue_depth = 32;
 
 -- ===========================================================================
 -- Relations and forks
