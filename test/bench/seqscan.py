@@ -325,4 +325,6 @@ def main(out_dir, scale, rounds, warm_scale):
 if __name__ == "__main__":
     mode = os.environ.get("PG_DIO_BENCH_MODE", "quick")
     scale = 320 if mode == "quick" else 640
-    main(sys.argv[1], scale, 3 if mode == "quick" else 5, 50)
+    # PG_DIO_BENCH_ROUNDS: more rounds than the mode's (3 quick, 5 full)
+    rounds = int(os.environ.get("PG_DIO_BENCH_ROUNDS", "0")) or (3 if mode == "quick" else 5)
+    main(sys.argv[1], scale, rounds, 50)
