@@ -110,7 +110,8 @@ CREATE FUNCTION pf_stats(q text,
     OUT blocks_requested bigint, OUT blocks_read bigint, OUT prefetch_max int,
     OUT prefetch_capacity int, OUT blocks_advised bigint,
     OUT prefetch_restarts bigint, OUT index_tids bigint,
-    OUT blocks_direct bigint, OUT blocks_direct_fallback bigint)
+    OUT blocks_direct bigint, OUT blocks_direct_fallback bigint,
+    OUT blocks_combined bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
     j jsonb;
@@ -131,12 +132,13 @@ BEGIN
            sum((n->>'Prefetch Restarts')::bigint),
            sum((n->>'Index TIDs')::bigint),
            sum((n->>'Heap Blocks Direct')::bigint),
-           sum((n->>'Heap Blocks Direct Fallback')::bigint)
+           sum((n->>'Heap Blocks Direct Fallback')::bigint),
+           sum((n->>'Heap Blocks Combined')::bigint)
       INTO nodes, loops, actual_rows, heap_fetches, index_searches, recheck_removed,
            filter_removed, blocks_requested, blocks_read, prefetch_max, prefetch_capacity,
            blocks_advised,
            prefetch_restarts,
-           index_tids, blocks_direct, blocks_direct_fallback
+           index_tids, blocks_direct, blocks_direct_fallback, blocks_combined
       FROM jsonb_path_query(j, 'strict $.**?(@."Custom Plan Provider" starts with "PrefetchIndex" ||
                                               @."Node Type" == "Index Scan" ||
                                               @."Node Type" == "Index Only Scan")') n;
@@ -859,6 +861,38 @@ SELECT actual_rows, blocks_requested = :runs AS one_request_per_run, index_tids,
   FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+-- combining: once it looks ahead, the scan reads the index further ahead and
+-- has the kernel read the blocks right before and after one it advises with
+-- it, in one request, when TIDs queued further on want them (pf_big's blocks
+-- all come back, so most are read that way); those are not advised again
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT blocks_combined > blocks_advised / 2 AS mostly_combined,
+       blocks_advised <= pg_relation_size('pf_big') / 8192 AS each_advised_once,
+       blocks_read <= pg_relation_size('pf_big') / 8192 AS each_read_once
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+-- each request at most io_combine_limit blocks: with 1, nothing is combined
+SET io_combine_limit = 1;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT blocks_combined, blocks_advised > 0 AS advised
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+RESET io_combine_limit;
+-- pg_dio.index_prefetch_combine = off: each block advised alone
+SET pg_dio.index_prefetch_combine = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT blocks_combined, blocks_advised > 0 AS advised
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+RESET pg_dio.index_prefetch_combine;
+-- a rescanned inner side that stops early (LIMIT), cold: the queue and the
+-- blocks it wants are forgotten with each rescan
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT loops, actual_rows, blocks_combined > 0 AS combined
+  FROM pf_stats('SELECT o.x, l.v FROM (VALUES (1000), (12000), (1000)) o(x),
+                 LATERAL (SELECT v FROM pf_big WHERE id >= o.x ORDER BY id LIMIT 9000) l');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT o.x, l.v FROM (VALUES (1000), (12000), (1000)) o(x),
+                   LATERAL (SELECT v FROM pf_big WHERE id >= o.x ORDER BY id LIMIT 9000) l');
 -- the look-ahead is bounded by the stream's capacity, (I/O concurrency + 1)
 -- x io_combine_limit blocks (PG 19's EXPLAIN name); single-block reads are
 -- also bounded by the concurrency, so it stays well below

@@ -49,6 +49,7 @@ extern PGDLLIMPORT bool pg_dio_os_cache_check;
 extern PGDLLIMPORT bool pg_dio_enable_index_prefetch;
 extern PGDLLIMPORT bool pg_dio_index_prefetch_advice;
 extern PGDLLIMPORT bool pg_dio_index_direct_read;
+extern PGDLLIMPORT bool pg_dio_index_prefetch_combine;
 
 /* ---------- DirectSeqScan (scan_direct.c) ---------- */
 

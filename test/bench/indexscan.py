@@ -81,12 +81,19 @@ def configs(mode):
                                 "Bitmap Heap Scan"),
         "sync/prefetch-16": ("sync", {**PREFETCH, "effective_io_concurrency": "16"},
                              "PrefetchIndexScan"),
+        # without combining neighbouring blocks into one advice (session 15)
+        "sync/prefetch-nocombine-16": ("sync", {**PREFETCH, "effective_io_concurrency": "16",
+                                                "pg_dio.index_prefetch_combine": "off"},
+                                       "PrefetchIndexScan"),
+        "sync/core-bitmap-64": ("sync", {**CORE_BITMAP, "effective_io_concurrency": "64"},
+                                "Bitmap Heap Scan"),
+        "sync/prefetch-64": ("sync", {**PREFETCH, "effective_io_concurrency": "64"},
+                             "PrefetchIndexScan"),
     }
     if mode == "full":
-        c["sync/core-bitmap-64"] = ("sync", {**CORE_BITMAP, "effective_io_concurrency": "64"},
-                                    "Bitmap Heap Scan")
-        c["sync/prefetch-64"] = ("sync", {**PREFETCH, "effective_io_concurrency": "64"},
-                                 "PrefetchIndexScan")
+        c["prefetch-nocombine-16"] = ("worker", {**PREFETCH, "effective_io_concurrency": "16",
+                                                 "pg_dio.index_prefetch_combine": "off"},
+                                      "PrefetchIndexScan")
     return c
 
 

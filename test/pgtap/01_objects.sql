@@ -215,6 +215,7 @@ SELECT results_eq(
              ('pg_dio.enable_index_prefetch', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.index_direct_read', 'bool', NULL, NULL, NULL, 'user', 'off'),
              ('pg_dio.index_prefetch_advice', 'bool', NULL, NULL, NULL, 'user', 'on'),
+             ('pg_dio.index_prefetch_combine', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.inject_delay', 'integer', 'ms', '1', '60000', 'superuser', '200'),
              ('pg_dio.inject_fault', 'enum', NULL, NULL, NULL, 'superuser', 'none'),
              ('pg_dio.io_size', 'integer', 'kB', '8', '1024', 'user', '1024'),

@@ -13,8 +13,9 @@ output order for serial plans / ORDER BY).  Two kinds of queries:
     PrefetchIndexOnlyScan vs core's Index Scan / Index Only Scan): random
     ranges, IN-lists and = ANY, ORDER BY ... LIMIT, index-only shapes,
     multi-column conditions and nestloop joins with an index inner, varying
-    effective_io_concurrency, pg_dio.index_prefetch_advice and
-    pg_dio.index_direct_read (all-visible heap blocks read with O_DIRECT).
+    effective_io_concurrency, pg_dio.index_prefetch_advice,
+    pg_dio.index_prefetch_combine and pg_dio.index_direct_read (all-visible
+    heap blocks read with O_DIRECT).
 
 Meanwhile writers update (HOT and non-HOT, also moving index keys), delete
 and insert, and a maintenance session runs VACUUM, CHECKPOINT and evicts the
@@ -194,8 +195,11 @@ def index_reader_round(db, rng, stats):
         f"SET LOCAL effective_io_concurrency = {rng.choice([0, 1, 16, 64])};",
         # io_method=worker: on = advised reads by the scan, off = the read stream
         f"SET LOCAL pg_dio.index_prefetch_advice = {rng.choice(['on', 'off'])};",
-        # direct heap reads (with the advice; off by default): on in 3 of 4
-        f"SET LOCAL pg_dio.index_direct_read = {rng.choice(['on', 'on', 'on', 'off'])};",
+        # direct heap reads (with the advice; off by default): on in half
+        f"SET LOCAL pg_dio.index_direct_read = {rng.choice(['on', 'off'])};",
+        # the index read further ahead and neighbouring blocks advised
+        # together (with the advice, not with direct reads; on by default)
+        f"SET LOCAL pg_dio.index_prefetch_combine = {rng.choice(['on', 'on', 'on', 'off'])};",
         # blocks the OS page cache has (the kernel reads ahead of the
         # buffered reads of these tables, in heap order) are read from it, not
         # directly: checked in half the rounds
