@@ -31,7 +31,11 @@
  * that need no block (all-visible, index-only) are capped per callback call;
  * at the cap the callback ends the stream, the consumer drains the queue,
  * resets the stream and doubles the cap.  Same-block TIDs are bounded by the
- * page.  A hard cap on queued TIDs bounds memory.
+ * page.  A hard cap on queued TIDs bounds memory.  In self-read mode, once
+ * it looks ahead, the index is read further ahead than the look-ahead (a
+ * bounded multiple of the TIDs looked at) so that neighbouring heap blocks
+ * the scan will want are advised together (pf_deep_fill, pf_advise); the
+ * consumer never takes a TID the look-ahead has not looked at.
  *
  * Lifetime: the consumer holds a pin on the current group's buffer until it
  * moves to the next group; tuples of plain scans are stored in the scan slot
