@@ -103,6 +103,18 @@ IOS_CONFIGS = {
                         "PrefetchIndexOnlyScan"),
     "prefetch-ios-64": ("worker", {**PREFETCH, "effective_io_concurrency": "64"},
                         "PrefetchIndexOnlyScan"),
+    # core's bitmap heap scan reads every block of the range (PG 18 has no
+    # skip-fetch for all-visible pages); the index-only scans read only those
+    # that are not all-visible
+    "core-bitmap-16": ("worker", {**CORE_BITMAP, "effective_io_concurrency": "16"},
+                       "Bitmap Heap Scan"),
+    "core-bitmap-64": ("worker", {**CORE_BITMAP, "effective_io_concurrency": "64"},
+                       "Bitmap Heap Scan"),
+    "sync/core-ios": ("sync", CORE_INDEX, "Index Only Scan"),
+    "sync/core-bitmap-16": ("sync", {**CORE_BITMAP, "effective_io_concurrency": "16"},
+                            "Bitmap Heap Scan"),
+    "sync/prefetch-ios-16": ("sync", {**PREFETCH, "effective_io_concurrency": "16"},
+                             "PrefetchIndexOnlyScan"),
 }
 CORR_CONFIGS = {
     "core-index": ("worker", CORE_INDEX, "Index Scan"),
