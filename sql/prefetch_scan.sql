@@ -934,6 +934,24 @@ SELECT actual_rows, blocks_requested < 100 AS few_requested, blocks_read < 100 A
   FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
 RESET pg_dio.index_prefetch_advice;
 SELECT pf_compare('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
+-- the index is read ahead of what the look-ahead has reached by a bounded
+-- factor (16 TIDs per TID looked at) and by hash_mem (56 bytes a TID; an
+-- index-only scan gives half of hash_mem to its copies of index data)
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, index_tids > 3000 + 1170 + 100 AS read_ahead,
+       index_tids <= 3000 * 17 AS bounded, blocks_combined > 0 AS combined
+  FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+-- hash_mem 64kB: 1170 TIDs
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, index_tids BETWEEN 3000 + 1000 AND 3000 + 1170 + 100 AS bounded,
+       blocks_combined > 0 AS combined
+  FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+RESET work_mem;
+RESET hash_mem_multiplier;
 -- the read-ahead reaches the OS page cache: the blocks it read ahead that the
 -- LIMIT left unconsumed are in the OS page cache but not in shared buffers
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
@@ -956,6 +974,21 @@ SELECT heap_fetches > 10000 AS fetched, heap_fetches < actual_rows AS not_all_fe
   FROM pf_stats('SELECT id FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT id FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+-- ... reading the index ahead (combining) up to half of hash_mem's TIDs:
+-- 585 with 64kB
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, index_tids > 3000 + 585 + 100 AS read_ahead, blocks_combined > 0 AS combined
+  FROM pf_stats('SELECT id FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, index_tids BETWEEN 3000 + 400 AND 3000 + 585 + 100 AS bounded,
+       blocks_combined > 0 AS combined
+  FROM pf_stats('SELECT id FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT id FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+RESET work_mem;
+RESET hash_mem_multiplier;
 SET pg_dio.index_prefetch_advice = off;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT id FROM pf_big WHERE id BETWEEN 1000 AND 30000');

@@ -96,6 +96,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 #include "utils/snapmgr.h"
@@ -281,6 +282,8 @@ typedef struct PfScanState
 	bool		selfread;		/* advise ahead, read every block ourselves */
 	bool		combine;		/* selfread: read the index deeper (pf_deep_fill) */
 	uint32		deep_max;		/* ... by at most this many TIDs */
+	Size		deep_copy_max;	/* ... and index-only copies of at most this */
+	Size		copy_bytes;		/* memory of the copies queued (pf_free_copy) */
 	int			self_ahead;		/* selfread: group starts queued, not consumed */
 	int			self_ios;		/* selfread: of those, advised */
 	int			self_dist;		/* selfread: advised blocks wanted ahead */
@@ -859,8 +862,17 @@ pf_queue_tid(PfScanState *st, ItemPointer tid, bool need_heap)
 		else
 			elog(ERROR, "no data returned for index-only scan");
 		MemoryContextSwitchTo(old);
+		st->copy_bytes += GetMemoryChunkSpace(e->copy);
 	}
 	return e;
+}
+
+/* Free an index-only copy of index data made by pf_queue_tid. */
+static inline void
+pf_free_copy(PfScanState *st, void *copy)
+{
+	st->copy_bytes -= GetMemoryChunkSpace(copy);
+	pfree(copy);
 }
 
 /* Read the next TID from the index and queue it; NULL at the end. */
@@ -1128,6 +1140,9 @@ pf_deep_fill(PfScanState *st)
 	while (st->tail - st->examined < want && st->tail - st->head < PF_MAX_QUEUED)
 	{
 		CHECK_FOR_INTERRUPTS();
+		/* index-only: the copies of index data count against hash_mem too */
+		if (st->copy_bytes > st->deep_copy_max)
+			break;
 		if (pf_fetch(st) == NULL)
 			break;
 	}
@@ -1662,6 +1677,7 @@ pf_queue_reset(PfScanState *st)
 	st->cur_buf = InvalidBuffer;
 	st->pending_buf = InvalidBuffer;
 	MemoryContextReset(st->qcxt);
+	st->copy_bytes = 0;
 	st->out_copy = NULL;
 	st->cur.copy = NULL;
 	st->head = st->examined = st->tail = 0;
@@ -1697,7 +1713,7 @@ pf_store_index_data(PfScanState *st, TupleTableSlot *slot, PfEntry *e)
 
 	ExecClearTuple(slot);
 	if (st->out_copy)
-		pfree(st->out_copy);
+		pf_free_copy(st, st->out_copy);
 	st->out_copy = NULL;
 
 	if (e->flags & PF_IN_SCAN)
@@ -1821,7 +1837,10 @@ pf_start(PfScanState *st)
 		st->prefetch && st->self_max > 0 &&
 		!RelationUsesLocalBuffers(ss->ss_currentRelation);
 	st->combine = pg_dio_index_prefetch_combine;
-	st->deep_max = (uint32) Min(get_hash_memory_limit() / PF_DEEP_BYTES, PF_DEEP_MAX);
+	/* index-only scans: half of hash_mem for the TIDs, half for their copies */
+	st->deep_max = (uint32) Min(get_hash_memory_limit() / PF_DEEP_BYTES /
+								(st->index_only ? 2 : 1), PF_DEEP_MAX);
+	st->deep_copy_max = get_hash_memory_limit() / 2;
 	st->self_ahead = 0;
 	st->self_ios = 0;
 	st->self_dist = 1;
@@ -2030,7 +2049,7 @@ pf_next(ScanState *ss)
 			{
 				if (e->copy)
 				{
-					pfree(e->copy);
+					pf_free_copy(st, e->copy);
 					e->copy = NULL;
 				}
 				continue;
