@@ -1112,17 +1112,18 @@ pf_direct_fetch(PfScanState *st, ItemPointer tid)
  * Self-read mode: read the index further ahead than the look-ahead, so that
  * pf_advise can see which blocks near the one it advises the scan will want
  * later and have the kernel read them with it, in one request, as a bitmap
- * heap scan's read stream combines neighbouring blocks.  Only while the scan
- * looks ahead (it has had to read), has advised blocks it has not reached yet
- * and finds few blocks in the OS page cache (a table the OS page cache has
- * gains nothing from it: 1.043 against 1.016 times core's time, bench_idx's
- * OS-cached range, 16 alternated pairs);
- * at most PF_DEEP_MULT TIDs ahead per TID looked at so far, so the index is
- * read ahead of demand by a bounded factor (a LIMIT stops it early), and at
- * most PF_DEEP_MAX, less with a smaller hash_mem.  The heap blocks still go to the kernel only as the
- * look-ahead reaches them (or a neighbour of theirs).  Not while the scan may
- * read blocks directly (pg_dio.index_direct_read): those would be advised as
- * neighbours instead.
+ * heap scan's read stream combines neighbouring blocks.  At most
+ * PF_DEEP_MULT TIDs ahead per TID looked at so far, so the index is read
+ * ahead of demand by a bounded factor (a LIMIT stops it early), and at most
+ * st->deep_max (hash_mem).  The heap blocks still go to the kernel only as
+ * the look-ahead reaches them (or a neighbour of theirs).
+ *
+ * Only while the scan looks ahead (it has had to read), has advised blocks
+ * it has not reached yet and finds few blocks in the OS page cache: a range
+ * the OS page cache holds gains nothing from it (bench_idx's OS-cached 1%
+ * range, 16 alternated pairs: 1.043 against 1.016 times core's time).  Not
+ * while the scan may read blocks directly (pg_dio.index_direct_read): those
+ * would be advised as neighbours instead.
  */
 static void
 pf_deep_fill(PfScanState *st)
@@ -1526,7 +1527,7 @@ pf_current_entry(PfScanState *st, ItemPointer tid, bool top_up)
 static PfEntry *
 pf_next_entry(PfScanState *st)
 {
-	while (st->head == st->examined && st->head < st->tail)
+	while (st->selfread && st->head == st->examined && st->head < st->tail)
 		pf_feed(st);
 	while (st->head == st->tail)
 	{
