@@ -69,7 +69,6 @@
 #include "executor/executor.h"
 #include "executor/instrument.h"
 #include "executor/nodeCustom.h"
-#include "executor/nodeHash.h"
 #include "executor/nodeIndexscan.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
@@ -138,7 +137,7 @@
 #define PF_ADVISED			0x80	/* ... after advising the kernel to read it */
 #define PF_DIRECT			0x100	/* ... its direct read submitted (pf_direct_block) */
 #define PF_EARLY			0x200	/* ... advised with a neighbour's read earlier */
-#define PF_COUNTED			0x400	/* counted in st->ahead (pf_queue_tid) */
+#define PF_COUNTED			0x400	/* counted in st->ahead (pf_deep_fill) */
 
 /* PfScanState.latest: the TID last read from the index is ... */
 #define PF_LATEST_NONE		0		/* ... not one the consumer will fetch */
@@ -835,19 +834,6 @@ pf_queue_tid(PfScanState *st, ItemPointer tid, bool need_heap)
 	e->tid = *tid;
 	e->flags = (scan->xs_recheck ? PF_RECHECK : 0) | (need_heap ? PF_NEED_HEAP : 0);
 	e->copy = NULL;
-	if (st->ahead != NULL && need_heap)
-	{
-		bool		found;
-		PfAhead    *a = pfahead_insert(st->ahead, ItemPointerGetBlockNumber(tid), &found);
-
-		if (!found)
-		{
-			a->count = 0;
-			a->early = false;
-		}
-		a->count++;
-		e->flags |= PF_COUNTED;
-	}
 	if (st->index_only)
 	{
 		MemoryContext old = MemoryContextSwitchTo(st->qcxt);
@@ -1132,7 +1118,7 @@ pf_deep_fill(PfScanState *st)
 	uint64		want;
 
 	if (st->self_dist <= 1 || st->self_ios == 0 || st->index_done ||
-		st->os_dense || !st->prefetch || st->direct || !st->combine)
+		st->os_dense || st->direct || !st->combine)
 		return;
 	if (st->ahead == NULL)
 		st->ahead = pfahead_create(GetMemoryChunkContext(st->q), 1024, NULL);
@@ -1140,12 +1126,29 @@ pf_deep_fill(PfScanState *st)
 	want = Min(looked * PF_DEEP_MULT, st->deep_max);
 	while (st->tail - st->examined < want && st->tail - st->head < PF_MAX_QUEUED)
 	{
+		PfEntry    *e;
+
 		CHECK_FOR_INTERRUPTS();
 		/* index-only: the copies of index data count against hash_mem too */
 		if (st->copy_bytes > st->deep_copy_max)
 			break;
-		if (pf_fetch(st) == NULL)
+		if ((e = pf_fetch(st)) == NULL)
 			break;
+		/* one more queued TID wants its block (pf_ahead_forget: one fewer) */
+		if (e->flags & PF_NEED_HEAP)
+		{
+			bool		found;
+			PfAhead    *a = pfahead_insert(st->ahead,
+										   ItemPointerGetBlockNumber(&e->tid), &found);
+
+			if (!found)
+			{
+				a->count = 0;
+				a->early = false;
+			}
+			a->count++;
+			e->flags |= PF_COUNTED;
+		}
 	}
 }
 
