@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Build PostgreSQL from a source tarball (with liburing) into a cache outside
+# the checkout, and print its pg_config.  Idempotent: a build whose key (the
+# tarball's sha256 and the configure flags) is cached is reused.
+#
+#   test/scripts/build_pg.sh 18|19
+#
+# Sources: ../shared/pg-src/ beside the checkout (PG_DIO_PG_SRC overrides);
+# the cache: PG_DIO_PG_CACHE, default /var/cache/pg_dio as root, else
+# ~/.cache/pg_dio.  The build tree is kept: PostgreSQL's own regression and
+# isolation suites run from it (test/pg_regress_suite.sh).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+ver=${1:-}
+SRC=${PG_DIO_PG_SRC:-$(cd "$PG_DIO_ROOT/.." && pwd)/shared/pg-src}
+case "$ver" in
+18) tarball="$SRC/postgresql-18.6.tar.bz2" ;;
+19) tarball="$SRC/postgresql-19-branchpoint.tar.xz" ;;
+*) die "usage: $0 18|19" ;;
+esac
+[ -f "$tarball" ] || die "no PostgreSQL $ver source: $tarball is absent"
+
+if is_root; then
+	CACHE=${PG_DIO_PG_CACHE:-/var/cache/pg_dio}
+else
+	CACHE=${PG_DIO_PG_CACHE:-$HOME/.cache/pg_dio}
+fi
+FLAGS="--with-liburing --without-icu --enable-nls --enable-debug"
+key=$( { sha256sum "$tarball" | cut -c1-64; echo "$FLAGS"; } | sha256sum | cut -c1-16)
+DIR="$CACHE/pg$ver-$key"
+PGC="$DIR/install/bin/pg_config"
+
+if [ -x "$PGC" ] && [ -f "$DIR/.complete" ]; then
+	echo "$PGC"
+	exit 0
+fi
+
+need=()
+for p in liburing-dev bison flex gettext zlib1g-dev libreadline-dev pkg-config build-essential; do
+	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	is_root || die "missing Debian packages; run: sudo apt-get install -y ${need[*]}"
+	note "installing Debian packages: ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+
+note "building PostgreSQL $ver from $(basename "$tarball") into $DIR (about 3 minutes)"
+rm -rf "$DIR"
+mkdir -p "$DIR"
+tar -C "$DIR" -xf "$tarball"
+srcdir=$(find "$DIR" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+mv "$srcdir" "$DIR/src"
+log="$DIR/build.log"
+(
+	cd "$DIR/src"
+	# shellcheck disable=SC2086
+	./configure --prefix="$DIR/install" $FLAGS
+	make -j"$(nproc)" world-bin
+	make install-world-bin
+	# the regression suite's C functions and the isolation tester
+	make -C src/test/regress all
+	make -C src/test/isolation all
+) >"$log" 2>&1 || { tail -n 40 "$log" >&2; die "PostgreSQL $ver build failed (log: $log)"; }
+# the test account runs the server from here and reads the suites' data
+chmod -R a+rX "$DIR"
+touch "$DIR/.complete"
+echo "$PGC"
