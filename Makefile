@@ -44,7 +44,7 @@ endif
 # dependencies only in a server built with --enable-depend): its inline
 # functions and struct layouts are compiled into each object, and one built
 # against an older layout links without complaint
-$(OBJS): src/pg_dio.h
+$(OBJS): src/pg_dio.h src/compat.h
 else
 all install installcheck:
 	@echo "pg_dio: no PostgreSQL 18 found; run 'make demo', 'make test' or test/setup.sh first" >&2; exit 1

@@ -147,6 +147,7 @@ struct DioStream
 	DioFallback unusable_reason;
 	bool		odirect_refused;
 	bool		buffered;		/* cachestat only: fds without O_DIRECT */
+	IOContext	io_context;		/* pg_stat_io's context of its reads */
 };
 
 /* the ring */
@@ -420,6 +421,17 @@ dio_stream_alloc(void)
 	return NULL;				/* keep compiler quiet */
 }
 
+/*
+ * Count the stream's reads in pg_stat_io under 'context' (IOCONTEXT_NORMAL
+ * unless set): a sequential scan's, under IOCONTEXT_BULKREAD where core's
+ * scan of the same relation would read through a bulk-read ring.
+ */
+void
+dio_stream_set_io_context(DioStream *s, IOContext context)
+{
+	s->io_context = context;
+}
+
 /* Can dio_stream_begin() be called without running out of streams? */
 bool
 dio_stream_slot_free(void)
@@ -518,6 +530,7 @@ dio_stream_begin(Relation rel, ForkNumber fork, int depth)
 	s->unusable = false;
 	s->odirect_refused = false;
 	s->buffered = false;
+	s->io_context = IOCONTEXT_NORMAL;
 	s->primary = false;
 	s->mem = NULL;
 	s->mem_size = 0;
@@ -752,6 +765,11 @@ dio_req_finish(DioStream *s, DioReq *r, bool failed, DioFallback reason)
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, r->started);
 	us = INSTR_TIME_GET_MICROSEC(now);
+
+	/* pg_stat_io counts them as the relation reads they are */
+	if (!failed && r->done > 0)
+		pgstat_count_io_op_time(IOOBJECT_RELATION, s->io_context, IOOP_READ,
+								r->started, 1, r->done);
 
 	dio_stats_begin_write();
 	dio_my_slot->c.reads_completed++;

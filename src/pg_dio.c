@@ -115,6 +115,7 @@ _PG_init(void)
 
 	dio_scan_init();
 	dio_prefetch_init();
+	dio_plan_init();
 
 	MarkGUCPrefixReserved("pg_dio");
 

@@ -19,6 +19,8 @@
 #include "common/relpath.h"
 #include "executor/tuptable.h"
 #include "nodes/pathnodes.h"
+#include "nodes/plannodes.h"
+#include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/block.h"
 #include "storage/bufpage.h"
@@ -54,11 +56,15 @@ extern PGDLLIMPORT bool pg_dio_index_prefetch_combine;
 /* ---------- DirectSeqScan (scan_direct.c) ---------- */
 
 extern void dio_scan_init(void);
-extern bool dio_plain_select(PlannerInfo *root);
+extern Plan *dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain);
 extern bool dio_block_resident(Relation rel, BlockNumber blk);
 extern bool dio_direct_image_usable(Relation rel, Page page, BlockNumber blk,
 									bool post_check);
+
+/* ---------- PrefetchIndexScan (scan_prefetch.c) ---------- */
+
 extern void dio_prefetch_init(void);
+extern Plan *pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain);
 extern Size dio_prefetch_shmem_size(void);
 extern void dio_prefetch_shmem_startup(void);
 
@@ -72,6 +78,10 @@ extern void dio_prefetch_shmem_startup(void);
 #else
 #define dio_prefetch(addr)	((void) (addr))
 #endif
+
+/* ---------- the planner hook (scan_plan.c) ---------- */
+
+extern void dio_plan_init(void);
 
 /* ---------- narrow scan tuples (scan_narrow.c) ---------- */
 
@@ -103,7 +113,8 @@ typedef struct DioNarrow
 	int16	   *att_out;
 } DioNarrow;
 
-extern List *dio_narrow_scan_tlist(RelOptInfo *rel, List *tlist, List *quals);
+extern List *dio_narrow_substitute(Index scanrelid, int natts, List **tlist,
+								   List **quals);
 extern void dio_narrow_init(DioNarrow *n, TupleDesc desc, List *scan_tlist);
 extern void dio_narrow_deform(const DioNarrow *n, HeapTupleHeader tup,
 							  Datum *values, bool *isnull);
@@ -285,6 +296,7 @@ typedef struct DioRun
 
 extern bool dio_stream_slot_free(void);
 extern DioStream *dio_stream_begin(Relation rel, ForkNumber fork, int depth);
+extern void dio_stream_set_io_context(DioStream *s, IOContext context);
 extern int	dio_stream_max_blocks(DioStream *s);
 extern bool dio_stream_can_submit(DioStream *s);
 extern void dio_stream_submit(DioStream *s, BlockNumber first, int nblocks);

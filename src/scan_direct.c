@@ -64,6 +64,7 @@
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
 #include "miscadmin.h"
+#include "parser/parsetree.h"
 #include "nodes/extensible.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
@@ -216,6 +217,7 @@ typedef struct DioScanState
 
 	/* buffered blocks: a core read stream over them, page-at-a-time visibility */
 	ReadStream *bstream;
+	bool		bulkread;		/* a big relation: core's scan would use a ring */
 	BufferAccessStrategy bstrategy;
 	uint64		bq_seq;			/* read stream cursor: segment ... */
 	BlockNumber bq_off;			/* ... and block within it */
@@ -256,14 +258,9 @@ static const struct config_enum_entry dio_sweep_options[] = {
 };
 int			pg_dio_direct_scan_threshold = 2048;
 
-static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
-
 static void dio_open_stream(DioScanState *st);
 static void dio_close_stream(DioScanState *st);
 static DioScanCounters dio_current_counters(DioScanState *st);
-static Plan *dio_plan_custom_path(PlannerInfo *root, RelOptInfo *rel,
-								  CustomPath *best_path, List *tlist,
-								  List *clauses, List *custom_plans);
 static Node *dio_create_scan_state(CustomScan *cscan);
 static void dio_begin_scan(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *dio_exec_scan(CustomScanState *node);
@@ -281,11 +278,6 @@ static void dio_initialize_worker(CustomScanState *node, shm_toc *toc,
 static void dio_shutdown_scan(CustomScanState *node);
 static void dio_explain_scan(CustomScanState *node, List *ancestors,
 							 ExplainState *es);
-
-static const CustomPathMethods dio_path_methods = {
-	.CustomName = "DirectSeqScan",
-	.PlanCustomPath = dio_plan_custom_path,
-};
 
 static const CustomScanMethods dio_scan_methods = {
 	.CustomName = "DirectSeqScan",
@@ -311,114 +303,53 @@ static const CustomExecMethods dio_exec_methods = {
  * ====================================================================== */
 
 /*
- * Is every query level up to the top a plain SELECT without row marks?  Rows
- * that UPDATE, DELETE, MERGE or SELECT FOR UPDATE/SHARE act on (and
- * EvalPlanQual rechecks) are never read directly; neither is anything an
- * INSERT reads.
+ * A DirectSeqScan in place of core's finished SeqScan 'plan' (after
+ * setrefs.c) of a plain SELECT ('plain': no row marks, no modifying CTE:
+ * rows that UPDATE, DELETE, MERGE or SELECT FOR UPDATE/SHARE act on, and
+ * EvalPlanQual rechecks, are never read directly), or NULL where it does not
+ * apply: relations other than permanent heap tables and materialized views,
+ * and relations smaller than pg_dio.direct_scan_threshold.  The node keeps
+ * the plan's fields (costs, target list, filter, parallel awareness,
+ * plan_node_id); its scan tuple is narrow where that saves work
+ * (scan_narrow.c).
  */
-bool
-dio_plain_select(PlannerInfo *root)
+Plan *
+dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
 {
-	for (PlannerInfo *r = root; r != NULL; r = r->parent_root)
-	{
-		Query	   *q = r->parse;
+	Scan	   *scan = (Scan *) plan;
+	RangeTblEntry *rte = rt_fetch(scan->scanrelid, stmt->rtable);
+	CustomScan *cscan;
+	Relation	rel;
+	BlockNumber nblocks;
+	int			natts;
 
-		if (q->commandType != CMD_SELECT || q->rowMarks != NIL ||
-			q->hasModifyingCTE)
-			return false;
-	}
-	return true;
-}
-
-static CustomPath *
-dio_make_path(PlannerInfo *root, RelOptInfo *rel, Path *seq)
-{
-	CustomPath *cpath = makeNode(CustomPath);
-
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = rel;
-	cpath->path.pathtarget = seq->pathtarget;
-	cpath->path.param_info = NULL;
-	cpath->path.parallel_aware = seq->parallel_aware;
-	cpath->path.parallel_safe = seq->parallel_safe;
-	cpath->path.parallel_workers = seq->parallel_workers;
-	cpath->path.rows = seq->rows;
-	cpath->path.disabled_nodes = seq->disabled_nodes;
-	cpath->path.startup_cost = seq->startup_cost;
-	/* just below the SeqScan it replaces: wins against it, changes nothing else */
-	cpath->path.total_cost = seq->total_cost * 0.9999;
-	cpath->path.pathkeys = NIL;
-	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_paths = NIL;
-	cpath->custom_private = NIL;
-	cpath->methods = &dio_path_methods;
-	return cpath;
-}
-
-static void
-dio_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
-					 RangeTblEntry *rte)
-{
-	ListCell   *lc;
-	List	   *new_paths = NIL;
-	List	   *new_partial = NIL;
-
-	if (prev_set_rel_pathlist_hook)
-		prev_set_rel_pathlist_hook(root, rel, rti, rte);
-
-	if (!pg_dio_enable_direct_scan || !dio_stats_available())
-		return;
-	if (rel->reloptkind != RELOPT_BASEREL &&
-		rel->reloptkind != RELOPT_OTHER_MEMBER_REL)
-		return;
-	if (rte->rtekind != RTE_RELATION || rte->inh || rte->tablesample != NULL)
-		return;
-	if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW)
-		return;
-	if (rel->pages < (BlockNumber) pg_dio_direct_scan_threshold)
-		return;
+	if (!pg_dio_enable_direct_scan || !plain || !dio_stats_available())
+		return NULL;
+	if (rte->rtekind != RTE_RELATION || rte->inh ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
+		return NULL;
 	if (get_rel_persistence(rte->relid) == RELPERSISTENCE_TEMP ||
 		get_rel_relam(rte->relid) != HEAP_TABLE_AM_OID)
-		return;
-	if (!dio_plain_select(root))
-		return;
+		return NULL;
+	/* the planner holds a lock on every relation of the plan */
+	rel = table_open(rte->relid, NoLock);
+	nblocks = RelationGetNumberOfBlocks(rel);
+	natts = RelationGetNumberOfAttributes(rel);
+	table_close(rel, NoLock);
+	if (nblocks < (BlockNumber) pg_dio_direct_scan_threshold)
+		return NULL;
 
-	foreach(lc, rel->pathlist)
-	{
-		Path	   *p = (Path *) lfirst(lc);
-
-		if (p->pathtype == T_SeqScan && p->param_info == NULL)
-			new_paths = lappend(new_paths, dio_make_path(root, rel, p));
-	}
-	foreach(lc, rel->partial_pathlist)
-	{
-		Path	   *p = (Path *) lfirst(lc);
-
-		if (p->pathtype == T_SeqScan && p->param_info == NULL)
-			new_partial = lappend(new_partial, dio_make_path(root, rel, p));
-	}
-	/* add_path may free paths of the list we walk: add afterwards */
-	foreach(lc, new_paths)
-		add_path(rel, (Path *) lfirst(lc));
-	foreach(lc, new_partial)
-		add_partial_path(rel, (Path *) lfirst(lc));
-}
-
-static Plan *
-dio_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-					 List *tlist, List *clauses, List *custom_plans)
-{
-	CustomScan *cscan = makeNode(CustomScan);
-
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = extract_actual_clauses(clauses, false);
-	cscan->scan.scanrelid = rel->relid;
-	cscan->flags = best_path->flags;
+	cscan = makeNode(CustomScan);
+	cscan->scan = *scan;
+	cscan->scan.plan.type = T_CustomScan;
+	cscan->flags = 0;
 	cscan->custom_plans = NIL;
 	cscan->custom_exprs = NIL;
 	cscan->custom_private = NIL;
-	cscan->custom_scan_tlist = dio_narrow_scan_tlist(rel, tlist, cscan->scan.plan.qual);
-	cscan->custom_relids = NULL;
+	cscan->custom_scan_tlist =
+		dio_narrow_substitute(scan->scanrelid, natts,
+							  &cscan->scan.plan.targetlist, &cscan->scan.plan.qual);
+	cscan->custom_relids = bms_make_singleton(scan->scanrelid);
 	cscan->methods = &dio_scan_methods;
 	return &cscan->scan.plan;
 }
@@ -1210,6 +1141,8 @@ dio_open_stream(DioScanState *st)
 	}
 	st->stream = dio_stream_begin(st->rel, MAIN_FORKNUM, dio_stream_depth(st));
 	st->max_run = dio_stream_max_blocks(st->stream);
+	if (st->bulkread)
+		dio_stream_set_io_context(st->stream, IOCONTEXT_BULKREAD);
 }
 
 static void
@@ -1228,7 +1161,9 @@ dio_close_stream(DioScanState *st)
 static void
 dio_scan_open(DioScanState *st)
 {
-	st->bstrategy = GetAccessStrategy(BAS_BULKREAD);
+	/* a bulk-read ring where core's heap scan would use one (heapam's initscan) */
+	st->bulkread = RelationGetNumberOfBlocks(st->rel) > (BlockNumber) NBuffers / 4;
+	st->bstrategy = st->bulkread ? GetAccessStrategy(BAS_BULKREAD) : NULL;
 	st->check_serializable = CheckForSerializableConflictOutNeeded(st->rel, st->snapshot);
 	pgstat_count_heap_scan(st->rel);
 	dio_scan_reset(st);
@@ -1696,6 +1631,4 @@ dio_scan_init(void)
 							 NULL, NULL, NULL);
 
 	RegisterCustomScanMethods(&dio_scan_methods);
-	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
-	set_rel_pathlist_hook = dio_set_rel_pathlist;
 }

@@ -5,15 +5,14 @@
  *	  PrefetchIndexScan): a virtual scan slot holding just the columns the
  *	  plan needs, filled by deforming the heap tuple straight into it.
  *
- * Core's SeqScan and IndexScan are given the relation's physical row as their
- * target list whenever the parent does not need an exact one, and then never
- * project: the parent deforms the heap tuple for the columns it uses.  A
- * CustomScan is always given the exact target list (createplan.c's
- * use_physical_tlist excludes custom paths), so with the relation's row as
- * scan tuple each row would be projected, a second slot filled, on top of the
- * deforming.  With a scan tuple of just the plain Vars needed (target list
+ * pg_dio's scans take the place of core's in the finished plan (scan_plan.c)
+ * and keep its target list.  Where that is the relation's row (createplan.c's
+ * physical target list), the node never projects and its parent deforms the
+ * columns it uses.  Where it is an exact target list, a scan tuple of the
+ * relation's row would be projected into a second slot on top of the
+ * deforming; with a scan tuple of just the plain Vars needed (target list
  * first, in its order, then those only the quals use), a target list of plain
- * Vars matches the scan tuple exactly and the node projects nothing.
+ * Vars matches it exactly and the node projects nothing.
  *
  * Lifetime: the slot's by-reference values point into the heap tuple, so the
  * caller keeps the tuple's page alive (pinned buffer or held direct read)
@@ -30,71 +29,103 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/tlist.h"
 
 #include "pg_dio.h"
 
+/* Var(scanrelid, attno) -> Var(INDEX_VAR, its position in the scan tuple) */
+typedef struct DioNarrowMap
+{
+	Index		scanrelid;
+	List	   *scan_tlist;
+} DioNarrowMap;
+
+static Node *
+dio_narrow_mutator(Node *node, DioNarrowMap *m)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varno == (int) m->scanrelid &&
+		((Var *) node)->varlevelsup == 0)
+	{
+		Var		   *var = (Var *) node;
+		ListCell   *lc;
+
+		foreach(lc, m->scan_tlist)
+		{
+			TargetEntry *tle = lfirst_node(TargetEntry, lc);
+
+			if (((Var *) tle->expr)->varattno == var->varattno)
+			{
+				Var		   *iv = copyObject(var);
+
+				iv->varno = INDEX_VAR;
+				iv->varattno = tle->resno;
+				return (Node *) iv;
+			}
+		}
+		elog(ERROR, "pg_dio: column %d missing from the scan tuple", var->varattno);
+	}
+	return expression_tree_mutator(node, dio_narrow_mutator, m);
+}
+
 /*
- * The scan tuple for a scan of 'rel' with target list 'tlist' and quals
- * 'quals' (evaluated on the scan tuple), as a custom_scan_tlist.
+ * The scan tuple for a finished scan plan of relation 'scanrelid' (of natts
+ * attributes) with target list *tlist and quals *quals (after setrefs.c), as
+ * a custom_scan_tlist: the plain Vars used, target list first, in its order,
+ * then those only the quals use.  *tlist and *quals are rewritten to
+ * reference it (Var(INDEX_VAR, position)).
  *
- * NIL (scan tuple = the relation's row) where no column is used at all
- * (count(*) without quals: no scan tuple is needed), for a target list that is
- * already the relation's row, and for anything but plain user-column Vars of
- * this relation (system columns, whole-row Vars, placeholders).  The plan must not
- * be subject to EvalPlanQual (a plain SELECT without row marks): its test
- * tuples have the relation's row.
+ * NIL (scan tuple = the relation's row, nothing rewritten) for a target list
+ * that is already the relation's row, where no column is used at all
+ * (count(*) without quals: no scan tuple is needed), and for anything but
+ * plain user-column Vars of this relation (system columns, whole-row Vars).
+ * The plan must not be subject to EvalPlanQual (a plain SELECT without row
+ * marks): its test tuples have the relation's row.
  */
 List *
-dio_narrow_scan_tlist(RelOptInfo *rel, List *tlist, List *quals)
+dio_narrow_substitute(Index scanrelid, int natts, List **tlist, List **quals)
 {
 	List	   *vars;
 	ListCell   *lc;
 	int			resno = 1;
 	bool		physical = true;
+	DioNarrowMap m = {.scanrelid = scanrelid};
 
-	foreach(lc, tlist)
+	foreach(lc, *tlist)
 	{
 		TargetEntry *tle = lfirst_node(TargetEntry, lc);
 		Var		   *var = (Var *) tle->expr;
 
-		if (!IsA(var, Var) || var->varattno != resno++)
+		if (!IsA(var, Var) || var->varno != (int) scanrelid || var->varattno != resno++)
 			physical = false;
 	}
-	if (physical && list_length(tlist) == rel->max_attr)
+	if (physical && list_length(*tlist) == natts)
 		return NIL;
 
-	/*
-	 * createplan.c may add to a projection-capable child's target list after
-	 * PlanCustomPath (sort keys, unique-ification columns): such additions use
-	 * only Vars the relation has to emit anyway, so with all of the
-	 * relation's output Vars in the scan tuple setrefs.c finds each one.
-	 */
-	vars = pull_var_clause((Node *) tlist, PVC_RECURSE_AGGREGATES |
-						   PVC_RECURSE_WINDOWFUNCS | PVC_INCLUDE_PLACEHOLDERS);
-	vars = list_concat(vars, pull_var_clause((Node *) rel->reltarget->exprs,
-											 PVC_RECURSE_AGGREGATES |
-											 PVC_RECURSE_WINDOWFUNCS |
-											 PVC_INCLUDE_PLACEHOLDERS));
-	vars = list_concat(vars, pull_var_clause((Node *) quals, PVC_RECURSE_AGGREGATES |
-											 PVC_RECURSE_WINDOWFUNCS |
-											 PVC_INCLUDE_PLACEHOLDERS));
+	vars = list_concat(pull_var_clause((Node *) *tlist, 0),
+					   pull_var_clause((Node *) *quals, 0));
 	foreach(lc, vars)
 	{
 		Var		   *var = (Var *) lfirst(lc);
 
-		if (!IsA(var, Var) || var->varno != (int) rel->relid ||
-			var->varlevelsup != 0 || var->varattno <= 0 ||
-			var->varreturningtype != VAR_RETURNING_DEFAULT)
+		if (var->varno != (int) scanrelid || var->varlevelsup != 0 ||
+			var->varattno <= 0 || var->varreturningtype != VAR_RETURNING_DEFAULT)
 			return NIL;
 	}
-	return add_to_flat_tlist(NIL, vars);
+	m.scan_tlist = add_to_flat_tlist(NIL, vars);
+	if (m.scan_tlist == NIL)
+		return NIL;
+	*tlist = (List *) dio_narrow_mutator((Node *) *tlist, &m);
+	*quals = (List *) dio_narrow_mutator((Node *) *quals, &m);
+	return m.scan_tlist;
 }
 
 /*
  * Set up the mapping of a narrow scan tuple 'scan_tlist' (made by
- * dio_narrow_scan_tlist) onto the rows of a relation of descriptor 'desc'.
+ * dio_narrow_substitute) onto the rows of a relation of descriptor 'desc'.
  * Allocates in the current memory context.
  */
 void

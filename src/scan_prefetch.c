@@ -53,14 +53,17 @@
  */
 #include "postgres.h"
 
+#include "access/amapi.h"
 #include "access/genam.h"
 #include "access/heapam.h"
 #include "access/relscan.h"
+#include "access/table.h"
 #include "access/visibilitymap.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class_d.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type_d.h"
 #include "common/hashfn.h"
 #include "commands/explain.h"
@@ -74,11 +77,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
-#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
-#include "optimizer/pathnode.h"
-#include "optimizer/paths.h"
-#include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
@@ -100,6 +99,7 @@
 #include "utils/ruleutils.h"
 #include "utils/snapmgr.h"
 #include "utils/spccache.h"
+#include "utils/syscache.h"
 
 #include "pg_dio.h"
 
@@ -222,8 +222,10 @@ typedef struct PfScanState
 	Oid			indexoid;
 	bool		index_only;
 	uint32		capacity;		/* most blocks the stream may look ahead */
-	List	   *indexqualorig;	/* index quals as written (recheck, EXPLAIN) */
+	List	   *indexqualorig;	/* index quals for rechecks (and EXPLAIN) */
 	ExprState  *qualorig;		/* ... evaluated on the heap row */
+	List	   *filterqual;		/* the plan's filter (EXPLAIN) */
+	ExprState  *filter;			/* ... evaluated on the scan tuple */
 
 	/*
 	 * Plain index scan with a narrow scan tuple (scan_narrow.c): rows are
@@ -343,13 +345,6 @@ bool		pg_dio_index_prefetch_combine = true;
  */
 bool		pg_dio_index_direct_read = false;
 
-static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
-
-static Plan *pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel,
-								 CustomPath *best_path, List *tlist,
-								 List *clauses, List *custom_plans);
-static List *pf_reparameterize(PlannerInfo *root, List *custom_private,
-							   RelOptInfo *child_rel);
 static Node *pf_create_scan_state(CustomScan *cscan);
 static void pf_begin_scan(CustomScanState *node, EState *estate, int eflags);
 static TupleTableSlot *pf_exec_scan(CustomScanState *node);
@@ -357,12 +352,6 @@ static void pf_end_scan(CustomScanState *node);
 static void pf_rescan(CustomScanState *node);
 static void pf_explain_scan(CustomScanState *node, List *ancestors,
 							ExplainState *es);
-
-static const CustomPathMethods pf_path_methods = {
-	.CustomName = PF_SCAN_NAME,
-	.PlanCustomPath = pf_plan_custom_path,
-	.ReparameterizeCustomPathByChild = pf_reparameterize,
-};
 
 static const CustomScanMethods pf_scan_methods = {
 	.CustomName = PF_SCAN_NAME,
@@ -393,368 +382,129 @@ static const CustomExecMethods pf_only_exec_methods = {
 };
 
 /* ======================================================================
- * Planner
+ * Planner: substitution into core's finished plan (scan_plan.c)
  * ====================================================================== */
 
 /*
- * Can this index path be replaced?  Forward, ordered or not, through
- * amgettuple, not parallel-aware, no ORDER BY operators (KNN); index-only
- * scans only on indexes of plain, distinct columns (the scan tuple is made of
- * the index's columns, found by setrefs through custom_scan_tlist).
+ * Are the index's columns plain and distinct?  An index-only scan's tuple is
+ * the index's columns, filled from the index tuple (pf_store_index_data).
  */
 static bool
-pf_path_qualifies(IndexPath *ipath)
+pf_index_plain_columns(Oid indexoid)
 {
-	IndexOptInfo *index = ipath->indexinfo;
+	HeapTuple	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	Form_pg_index idx;
+	bool		plain = true;
 
-	if (ipath->path.parallel_aware || ipath->indexorderbys != NIL)
+	if (!HeapTupleIsValid(tup))
 		return false;
-	if (ipath->indexscandir != ForwardScanDirection)
-		return false;
-	if (!index->amhasgettuple)
-		return false;
-	if (ipath->path.pathtype == T_IndexOnlyScan)
+	idx = (Form_pg_index) GETSTRUCT(tup);
+	for (int i = 0; i < idx->indnatts && plain; i++)
 	{
-		/* plain, distinct columns: the scan tuple is the index's columns */
-		for (int i = 0; i < index->ncolumns; i++)
-		{
-			if (index->indexkeys[i] == 0)
-				return false;
-			for (int j = 0; j < i; j++)
-				if (index->indexkeys[j] == index->indexkeys[i])
-					return false;
-		}
+		if (idx->indkey.values[i] == 0)
+			plain = false;
+		for (int j = 0; j < i; j++)
+			if (idx->indkey.values[j] == idx->indkey.values[i])
+				plain = false;
 	}
-	else if (ipath->path.pathtype != T_IndexScan)
-		return false;
-	return true;
-}
-
-static CustomPath *
-pf_make_path(RelOptInfo *rel, IndexPath *ipath)
-{
-	CustomPath *cpath = makeNode(CustomPath);
-
-	cpath->path.pathtype = T_CustomScan;
-	cpath->path.parent = rel;
-	cpath->path.pathtarget = ipath->path.pathtarget;
-	cpath->path.param_info = ipath->path.param_info;
-	cpath->path.parallel_aware = false;
-	cpath->path.parallel_safe = ipath->path.parallel_safe;
-	cpath->path.parallel_workers = 0;
-	cpath->path.rows = ipath->path.rows;
-	cpath->path.disabled_nodes = ipath->path.disabled_nodes;
-	cpath->path.startup_cost = ipath->path.startup_cost;
-	/* just below the index path it replaces: wins against it, nothing else */
-	cpath->path.total_cost = ipath->path.startup_cost +
-		(ipath->path.total_cost - ipath->path.startup_cost) * 0.9999;
-	if (cpath->path.total_cost >= ipath->path.total_cost)
-		cpath->path.total_cost = ipath->path.total_cost * 0.9999;
-	cpath->path.pathkeys = ipath->path.pathkeys;
-	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
-	cpath->custom_paths = NIL;
-	/* IndexPaths are never freed by add_path, so keeping a pointer is safe */
-	cpath->custom_private = list_make1(ipath);
-	cpath->methods = &pf_path_methods;
-	return cpath;
-}
-
-static void
-pf_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti,
-					RangeTblEntry *rte)
-{
-	ListCell   *lc;
-	List	   *new_paths = NIL;
-
-	if (prev_set_rel_pathlist_hook)
-		prev_set_rel_pathlist_hook(root, rel, rti, rte);
-
-	if (!pg_dio_enable_index_prefetch)
-		return;
-	if (rel->reloptkind != RELOPT_BASEREL &&
-		rel->reloptkind != RELOPT_OTHER_MEMBER_REL)
-		return;
-	if (rte->rtekind != RTE_RELATION || rte->inh)
-		return;
-	if (rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW)
-		return;
-	if (get_rel_relam(rte->relid) != HEAP_TABLE_AM_OID)
-		return;
-
-	foreach(lc, rel->pathlist)
-	{
-		Path	   *p = (Path *) lfirst(lc);
-
-		if (IsA(p, IndexPath) && pf_path_qualifies((IndexPath *) p))
-			new_paths = lappend(new_paths, pf_make_path(rel, (IndexPath *) p));
-	}
-	/* add_path may free paths of the list we walk: add afterwards */
-	foreach(lc, new_paths)
-		add_path(rel, (Path *) lfirst(lc));
-}
-
-static List *
-pf_reparameterize(PlannerInfo *root, List *custom_private, RelOptInfo *child_rel)
-{
-	Path	   *ipath = (Path *) linitial(custom_private);
-
-	return list_make1(reparameterize_path_by_child(root, ipath, child_rel));
-}
-
-/* Strip binary-compatible relabeling off an index operand, as core does. */
-static Node *
-pf_strip_relabel(Node *node)
-{
-	while (node && IsA(node, RelabelType))
-		node = (Node *) ((RelabelType *) node)->arg;
-	return node;
+	ReleaseSysCache(tup);
+	return plain;
 }
 
 /*
- * The index operand of an index qual, as a Var(INDEX_VAR, column + 1) that
- * ExecIndexBuildScanKeys understands.  The planner puts the indexed column
- * or expression on the left (possibly under a RelabelType).
+ * A PrefetchIndexScan or PrefetchIndexOnlyScan in place of core's finished
+ * IndexScan or IndexOnlyScan 'plan' (after setrefs.c), or NULL where it does
+ * not apply: backward or ordered (KNN) scans, parallel index scans, index AMs
+ * without amgettuple, relations other than heap tables and materialized
+ * views, and index-only scans of indexes with expressions or repeated
+ * columns.  The caller has ruled out positions where the scan must support
+ * mark/restore or backward fetches.
+ *
+ * The node keeps the plan's fields (costs, target list, plan_node_id); its
+ * filter moves into custom_exprs, to be evaluated and shown after the index
+ * conditions, as core's index scans do.  custom_private = ((index OID,
+ * index-only, plain SELECT)); custom_exprs = (index quals on index columns,
+ * index quals for rechecks, filter).  A plain index scan in a plain SELECT
+ * gets a narrow scan tuple (scan_narrow.c); an index-only scan's scan tuple
+ * is the index's columns (indextlist), as in core.
  */
-static Node *
-pf_index_operand(Node *node, IndexOptInfo *index, int col)
+Plan *
+pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
 {
-	node = pf_strip_relabel(node);
+	Scan	   *scan = (Scan *) plan;
+	RangeTblEntry *rte = rt_fetch(scan->scanrelid, stmt->rtable);
+	bool		index_only = IsA(plan, IndexOnlyScan);
+	CustomScan *cscan;
+	Oid			indexoid;
+	List	   *filter = plan->qual;
+	IndexAmRoutine *am;
+	bool		gettuple;
 
-	if (index->indexkeys[col] != 0)
+	if (!pg_dio_enable_index_prefetch || plan->parallel_aware)
+		return NULL;
+	if (rte->rtekind != RTE_RELATION || rte->inh ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW) ||
+		get_rel_relam(rte->relid) != HEAP_TABLE_AM_OID)
+		return NULL;
+	if (index_only)
 	{
-		if (IsA(node, Var) &&
-			(Index) ((Var *) node)->varno == index->rel->relid &&
-			((Var *) node)->varattno == index->indexkeys[col])
-		{
-			Var		   *v = (Var *) copyObject(node);
+		IndexOnlyScan *ios = (IndexOnlyScan *) plan;
 
-			v->varno = INDEX_VAR;
-			v->varattno = col + 1;
-			return (Node *) v;
-		}
+		if (ios->indexorderby != NIL || ios->indexorderdir != ForwardScanDirection)
+			return NULL;
+		indexoid = ios->indexid;
+		if (!pf_index_plain_columns(indexoid))
+			return NULL;
 	}
 	else
 	{
-		ListCell   *e = list_head(index->indexprs);
+		IndexScan  *is = (IndexScan *) plan;
 
-		for (int i = 0; i < col; i++)
-			if (index->indexkeys[i] == 0)
-				e = lnext(index->indexprs, e);
-		if (e != NULL && equal(node, lfirst(e)))
-			return (Node *) makeVar(INDEX_VAR, col + 1,
-									exprType(lfirst(e)), -1,
-									exprCollation(lfirst(e)), 0);
+		if (is->indexorderby != NIL || is->indexorderdir != ForwardScanDirection)
+			return NULL;
+		indexoid = is->indexid;
 	}
-	elog(ERROR, "pg_dio: index key of column %d does not match the index", col + 1);
-	return NULL;				/* keep compiler quiet */
-}
+	am = GetIndexAmRoutineByAmId(get_rel_relam(indexoid), false);
+	gettuple = am->amgettuple != NULL;
+	pfree(am);
+	if (!gettuple)
+		return NULL;
 
-typedef Node *(*PfOperandFn) (Node *operand, int k, void *arg);
-
-/*
- * A copy of index qual 'clause' whose index operands (the indexed columns or
- * expressions, which the planner puts left of the operator) are replaced by
- * fn(operand, k, arg), k counting the clause's operands from 0 (a row
- * comparison has several).
- */
-static Node *
-pf_map_operands(Node *clause, PfOperandFn fn, void *arg)
-{
-	clause = copyObject(clause);
-	if (IsA(clause, OpExpr))
-	{
-		OpExpr	   *op = (OpExpr *) clause;
-
-		linitial(op->args) = fn(linitial(op->args), 0, arg);
-	}
-	else if (IsA(clause, RowCompareExpr))
-	{
-		RowCompareExpr *rc = (RowCompareExpr *) clause;
-		ListCell   *la;
-
-		foreach(la, rc->largs)
-			lfirst(la) = fn(lfirst(la), foreach_current_index(la), arg);
-	}
-	else if (IsA(clause, ScalarArrayOpExpr))
-	{
-		ScalarArrayOpExpr *sa = (ScalarArrayOpExpr *) clause;
-
-		linitial(sa->args) = fn(linitial(sa->args), 0, arg);
-	}
-	else if (IsA(clause, NullTest))
-	{
-		NullTest   *nt = (NullTest *) clause;
-
-		nt->arg = (Expr *) fn((Node *) nt->arg, 0, arg);
-	}
-	else
-		elog(ERROR, "pg_dio: unsupported index qual type: %d", (int) nodeTag(clause));
-	return clause;
-}
-
-static Node *
-pf_strip_operand(Node *operand, int k, void *arg)
-{
-	return pf_strip_relabel(operand);
-}
-
-/*
- * Planning a plain index scan's quals: each operand is set aside twice, as
- * written (for rechecks and EXPLAIN) and as the index Var that
- * ExecIndexBuildScanKeys wants, and left in the qual as a NULL constant of its
- * type, which setrefs.c passes over (see pf_plan_custom_path).
- */
-typedef struct PfOperands
-{
-	IndexOptInfo *index;
-	IndexClause *ic;
-	bool		rowcompare;		/* the qual is a RowCompareExpr */
-	List	   *written;
-	List	   *indexvars;
-} PfOperands;
-
-static Node *
-pf_set_aside_operand(Node *operand, int k, void *arg)
-{
-	PfOperands *o = (PfOperands *) arg;
-	int			col = o->rowcompare ?
-		list_nth_int(o->ic->indexcols, k) : o->ic->indexcol;
-
-	o->written = lappend(o->written, copyObject(operand));
-	o->indexvars = lappend(o->indexvars, pf_index_operand(operand, o->index, col));
-	return (Node *) makeNullConst(exprType(operand), exprTypmod(operand),
-								  exprCollation(operand));
-}
-
-/*
- * A copy of an index qual with its index operands' relabeling stripped: what
- * core's index-only scan shows as "Index Cond" and rechecks.
- */
-static Node *
-pf_plain_indexqual(Node *clause)
-{
-	return pf_map_operands(clause, pf_strip_operand, NULL);
-}
-
-/*
- * A plain index scan's plan: custom_exprs = (index quals with their index
- * operands set aside, see pf_set_aside_operand), custom_private = ((index
- * OID, 0, plain SELECT ? 1 : 0), the operands as written, the operands as
- * index Vars).  Core
- * replaces nestloop parameters in custom_exprs and setrefs.c then adjusts it,
- * never looking into custom_private; the executor puts the operands back
- * (pf_put_back_operands).  The scan tuple is narrow (see scan_narrow.c) in a
- * plain SELECT, else the relation's row.
- *
- * An index-only scan's: custom_exprs = (index quals, the same again: core's
- * index-only scan shows and rechecks them with relabeling stripped),
- * custom_private = ((index OID, 1)); the scan tuple is the index's columns.
- *
- * The filter keeps every scan clause that the index conditions do not
- * already enforce (clauses implied by a partial index's predicate are left
- * out, as core's index scan does).
- */
-static Plan *
-pf_plan_custom_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
-					List *tlist, List *clauses, List *custom_plans)
-{
-	IndexPath  *ipath = (IndexPath *) linitial(best_path->custom_private);
-	IndexOptInfo *index = ipath->indexinfo;
-	CustomScan *cscan = makeNode(CustomScan);
-	PfOperands	ops = {.index = index};
-	List	   *set_aside = NIL;
-	List	   *orig = NIL;
-	List	   *plain = NIL;
-	List	   *qpqual = NIL;
-	List	   *ppi_clauses = NIL;
-	ListCell   *lc;
-	bool		index_only = ipath->path.pathtype == T_IndexOnlyScan;
-
-	foreach(lc, ipath->indexclauses)
-	{
-		IndexClause *ic = lfirst_node(IndexClause, lc);
-		ListCell   *lq;
-
-		ops.ic = ic;
-		foreach(lq, ic->indexquals)
-		{
-			RestrictInfo *ri = lfirst_node(RestrictInfo, lq);
-
-			orig = lappend(orig, ri->clause);
-			ops.rowcompare = IsA(ri->clause, RowCompareExpr);
-			if (index_only)
-				plain = lappend(plain, pf_plain_indexqual((Node *) ri->clause));
-			else
-				set_aside = lappend(set_aside,
-									pf_map_operands((Node *) ri->clause,
-													pf_set_aside_operand, &ops));
-		}
-	}
-
-	if (best_path->path.param_info)
-		ppi_clauses = best_path->path.param_info->ppi_clauses;
-	foreach(lc, clauses)
-	{
-		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
-
-		if (ri->pseudoconstant)
-			continue;
-		if (!list_member_ptr(index->indrestrictinfo, ri) &&
-			!list_member_ptr(ppi_clauses, ri))
-			continue;			/* implied by the index predicate */
-		if (is_redundant_with_indexclauses(ri, ipath->indexclauses))
-			continue;
-		if (!contain_mutable_functions((Node *) ri->clause) &&
-			predicate_implied_by(list_make1(ri->clause), orig, false))
-			continue;
-		qpqual = lappend(qpqual, ri->clause);
-	}
-
-	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = qpqual;
-	cscan->scan.scanrelid = rel->relid;
-	cscan->flags = best_path->flags;
+	cscan = makeNode(CustomScan);
+	cscan->scan = *scan;
+	cscan->scan.plan.type = T_CustomScan;
+	cscan->scan.plan.qual = NIL;
+	cscan->flags = 0;
 	cscan->custom_plans = NIL;
-	if (!index_only)
+	cscan->custom_relids = bms_make_singleton(scan->scanrelid);
+	if (index_only)
 	{
-		bool		plain = dio_plain_select(root);
+		IndexOnlyScan *ios = (IndexOnlyScan *) plan;
 
-		/* core's index scan shows and rechecks the quals as written */
-		cscan->custom_private = list_make3(list_make3_oid(index->indexoid, 0, plain),
-										   ops.written, ops.indexvars);
-		cscan->custom_exprs = list_make1(set_aside);
-		cscan->custom_scan_tlist = plain ?
-			dio_narrow_scan_tlist(rel, tlist, qpqual) : NIL;
+		cscan->custom_private = list_make1(list_make3_oid(indexoid, 1, 0));
+		cscan->custom_exprs = list_make3(ios->indexqual, ios->recheckqual, filter);
+		cscan->custom_scan_tlist = ios->indextlist;
+		cscan->methods = &pf_only_methods;
 	}
 	else
 	{
-		/*
-		 * Index-only: the scan tuple is the index's columns, as in core's
-		 * index-only scan, so a target list of index columns needs no
-		 * projection.  setrefs rewrites the target list, the filter and both
-		 * copies of the index quals to reference it (Var(INDEX_VAR, column
-		 * + 1), which is also what ExecIndexBuildScanKeys wants).
-		 */
-		List	   *stl = NIL;
+		IndexScan  *is = (IndexScan *) plan;
 
-		for (int i = 0; i < index->ncolumns; i++)
+		cscan->custom_private = list_make1(list_make3_oid(indexoid, 0, plain));
+		cscan->custom_scan_tlist = NIL;
+		if (plain)
 		{
-			Oid			type;
-			int32		typmod;
-			Oid			coll;
+			/* the planner holds a lock on every relation of the plan */
+			Relation	rel = table_open(rte->relid, NoLock);
 
-			get_atttypetypmodcoll(planner_rt_fetch(rel->relid, root)->relid,
-								  index->indexkeys[i], &type, &typmod, &coll);
-			stl = lappend(stl, makeTargetEntry((Expr *) makeVar(rel->relid, index->indexkeys[i],
-																 type, typmod, coll, 0),
-											   i + 1, NULL, false));
+			cscan->custom_scan_tlist =
+				dio_narrow_substitute(scan->scanrelid, RelationGetNumberOfAttributes(rel),
+									  &cscan->scan.plan.targetlist, &filter);
+			table_close(rel, NoLock);
 		}
-		cscan->custom_private = list_make1(list_make2_oid(index->indexoid, 1));
-		cscan->custom_exprs = list_make2(plain, copyObject(plain));
-		cscan->custom_scan_tlist = stl;
+		cscan->custom_exprs = list_make3(is->indexqual, is->indexqualorig, filter);
+		cscan->methods = &pf_scan_methods;
 	}
-	cscan->custom_relids = NULL;
-	cscan->methods = index_only ? &pf_only_methods : &pf_scan_methods;
 	return &cscan->scan.plan;
 }
 
@@ -1779,6 +1529,9 @@ pf_store_index_data(PfScanState *st, TupleTableSlot *slot, PfEntry *e)
 		}
 	}
 	ExecStoreVirtualTuple(slot);
+	/* the heap TID, for WHERE CURRENT OF (core takes it from the scan) */
+	slot->tts_tid = (e->flags & PF_IN_SCAN) ? scan->xs_heaptid : e->tid;
+	slot->tts_tableOid = RelationGetRelid(st->css.ss.ss_currentRelation);
 }
 
 /*
@@ -1923,7 +1676,7 @@ pf_recheck_narrow(PfScanState *st)
 }
 
 static TupleTableSlot *
-pf_next(ScanState *ss)
+pf_next_tuple(ScanState *ss)
 {
 	PfScanState *st = (PfScanState *) ss;
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
@@ -2058,6 +1811,8 @@ pf_next(ScanState *ss)
 				}
 				continue;
 			}
+			/* the index's idx_tup_fetch, as core's index fetch counts it */
+			pgstat_count_heap_fetch(st->scan->indexRelation);
 			if (st->narrow)
 			{
 				/* the page stays pinned as cur_buf (or held) until the next call */
@@ -2082,7 +1837,35 @@ pf_next(ScanState *ss)
 	}
 }
 
-/* EvalPlanQual: does the substituted tuple still satisfy the index quals? */
+/*
+ * The next row that passes the plan's filter.  The filter is the node's own
+ * (not ps.qual) so that EXPLAIN shows it after the index conditions, as core
+ * does; it counts the rows it removes as core's scans do.
+ */
+static TupleTableSlot *
+pf_next(ScanState *ss)
+{
+	PfScanState *st = (PfScanState *) ss;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	for (;;)
+	{
+		TupleTableSlot *slot = pf_next_tuple(ss);
+
+		if (st->filter == NULL || TupIsNull(slot))
+			return slot;
+		econtext->ecxt_scantuple = slot;
+		if (ExecQual(st->filter, econtext))
+			return slot;
+		InstrCountFiltered1(ss, 1);
+		ResetExprContext(econtext);
+	}
+}
+
+/*
+ * EvalPlanQual: does the substituted tuple still satisfy the index quals and
+ * the filter?
+ */
 static bool
 pf_recheck(ScanState *ss, TupleTableSlot *slot)
 {
@@ -2095,7 +1878,10 @@ pf_recheck(ScanState *ss, TupleTableSlot *slot)
 	if (st->narrow)
 		elog(ERROR, "pg_dio: EvalPlanQual recheck of a narrow PrefetchIndexScan");
 	econtext->ecxt_scantuple = slot;
-	return ExecQualAndReset(st->qualorig, econtext);
+	if (!ExecQualAndReset(st->qualorig, econtext))
+		return false;
+	econtext->ecxt_scantuple = slot;
+	return st->filter == NULL || ExecQualAndReset(st->filter, econtext);
 }
 
 /* ======================================================================
@@ -2228,72 +2014,6 @@ pf_total_counters(PfScanState *st)
  * Executor: node callbacks
  * ====================================================================== */
 
-/* Executor: a plain index scan's set-aside operands put back (pf_plan_custom_path). */
-typedef struct PfPutBack
-{
-	List	   *operands;
-	ListCell   *next;
-	Index		scanrelid;		/* Vars of the operands are of this RTE, or 0 */
-} PfPutBack;
-
-static bool
-pf_set_varno_walker(Node *node, void *arg)
-{
-	Index		scanrelid = *(Index *) arg;
-
-	if (node == NULL)
-		return false;
-	if (IsA(node, Var))
-	{
-		Var		   *v = (Var *) node;
-
-		if ((int) v->varnosyn == v->varno)
-			v->varnosyn = scanrelid;
-		v->varno = (int) scanrelid;
-		return false;
-	}
-	return expression_tree_walker(node, pf_set_varno_walker, arg);
-}
-
-static Node *
-pf_put_back_operand(Node *operand, int k, void *arg)
-{
-	PfPutBack  *p = (PfPutBack *) arg;
-	Node	   *op;
-
-	if (p->next == NULL)
-		elog(ERROR, "pg_dio: index qual operands do not match the plan");
-	op = copyObject(lfirst(p->next));
-	p->next = lnext(p->operands, p->next);
-
-	/*
-	 * The planner's range table index: setrefs.c never saw these, so make
-	 * them the scan's (what EXPLAIN deparses by; evaluation ignores it).
-	 */
-	if (p->scanrelid != 0)
-		pf_set_varno_walker(op, &p->scanrelid);
-	return op;
-}
-
-/*
- * The index quals 'set_aside' (after setrefs.c) with their operands replaced,
- * in order, by copies of 'operands'.
- */
-static List *
-pf_put_back_operands(List *set_aside, List *operands, Index scanrelid)
-{
-	PfPutBack	p = {.operands = operands, .next = list_head(operands),
-	.scanrelid = scanrelid};
-	List	   *quals = NIL;
-	ListCell   *lc;
-
-	foreach(lc, set_aside)
-		quals = lappend(quals, pf_map_operands(lfirst(lc), pf_put_back_operand, &p));
-	if (p.next != NULL)
-		elog(ERROR, "pg_dio: index qual operands do not match the plan");
-	return quals;
-}
-
 /*
  * The index quals as written, compiled for rechecks on the heap row: the scan
  * slot itself, or heapslot when the scan tuple is narrow (the expression's
@@ -2325,7 +2045,7 @@ pf_create_scan_state(CustomScan *cscan)
 	bool		index_only = lsecond_oid(oids) != 0;
 
 	st->index_only = index_only;
-	st->plain_select = !index_only && lthird_oid(oids) != 0;
+	st->plain_select = lthird_oid(oids) != 0;
 	st->narrow = !index_only && cscan->custom_scan_tlist != NIL;
 	st->css.methods = index_only ? &pf_only_exec_methods : &pf_exec_methods;
 	st->css.slotOps = index_only || st->narrow ? &TTSOpsVirtual : &TTSOpsBufferHeapTuple;
@@ -2349,20 +2069,10 @@ pf_begin_scan(CustomScanState *node, EState *estate, int eflags)
 		st->heapslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(heap),
 											  &TTSOpsBufferHeapTuple);
 	}
-	if (st->index_only)
-	{
-		indexquals = (List *) linitial(cscan->custom_exprs);
-		st->indexqualorig = (List *) lsecond(cscan->custom_exprs);
-	}
-	else
-	{
-		List	   *set_aside = (List *) linitial(cscan->custom_exprs);
-
-		indexquals = pf_put_back_operands(set_aside, lthird(cscan->custom_private), 0);
-		st->indexqualorig = pf_put_back_operands(set_aside, lsecond(cscan->custom_private),
-												 cscan->scan.scanrelid);
-		fix_opfuncids((Node *) st->indexqualorig);
-	}
+	indexquals = (List *) linitial(cscan->custom_exprs);
+	st->indexqualorig = (List *) lsecond(cscan->custom_exprs);
+	st->filterqual = (List *) lthird(cscan->custom_exprs);
+	st->filter = ExecInitQual(st->filterqual, &node->ss.ps);
 	st->qualorig = pf_init_recheck(st, st->indexqualorig);
 	st->cur_buf = InvalidBuffer;
 	st->pending_buf = InvalidBuffer;
@@ -2532,6 +2242,37 @@ pf_explain_title(PfScanState *st, ExplainState *es, const char *idxname)
 	}
 }
 
+/* A list of quals, as core's EXPLAIN shows a scan's (explain.c, show_qual). */
+static void
+pf_explain_qual(List *quals, const char *label, Plan *plan, List *ancestors,
+				ExplainState *es)
+{
+	List	   *context;
+
+	if (quals == NIL)
+		return;
+	context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
+	ExplainPropertyText(label,
+						deparse_expression((Node *) make_ands_explicit(quals),
+										   context, es->verbose, false),
+						es);
+}
+
+/* Rows removed by the filter or a recheck, per loop, as core shows them. */
+static void
+pf_explain_count(const char *label, Instrumentation *instr, bool recheck,
+				 ExplainState *es)
+{
+	double		n;
+
+	if (!es->analyze || instr == NULL)
+		return;
+	n = recheck ? instr->nfiltered2 : instr->nfiltered1;
+	if (n > 0 || es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyFloat(label, NULL, instr->nloops > 0 ? n / instr->nloops : 0.0,
+							 0, es);
+}
+
 static void
 pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -2549,19 +2290,13 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	else
 		ExplainPropertyText("Index Name", idxname, es);
 
+	pf_explain_qual(st->index_only ? (List *) linitial(((CustomScan *) plan)->custom_exprs) :
+					st->indexqualorig, "Index Cond", plan, ancestors, es);
 	if (st->indexqualorig != NIL)
-	{
-		List	   *context = set_deparse_context_plan(es->deparse_cxt, plan, ancestors);
-		char	   *cond = deparse_expression((Node *) make_ands_explicit(st->indexqualorig),
-											  context, es->verbose, false);
-
-		ExplainPropertyText("Index Cond", cond, es);
-		if (es->analyze && instr != NULL &&
-			(instr->nfiltered2 > 0 || es->format != EXPLAIN_FORMAT_TEXT))
-			ExplainPropertyFloat("Rows Removed by Index Recheck", NULL,
-								 instr->nloops > 0 ? instr->nfiltered2 / instr->nloops : 0,
-								 0, es);
-	}
+		pf_explain_count("Rows Removed by Index Recheck", instr, true, es);
+	pf_explain_qual(st->filterqual, "Filter", plan, ancestors, es);
+	if (st->filterqual != NIL)
+		pf_explain_count("Rows Removed by Filter", instr, false, es);
 
 	if (!es->analyze)
 		return;
@@ -2662,6 +2397,4 @@ dio_prefetch_init(void)
 							 NULL, NULL, NULL);
 	RegisterCustomScanMethods(&pf_scan_methods);
 	RegisterCustomScanMethods(&pf_only_methods);
-	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
-	set_rel_pathlist_hook = pf_set_rel_pathlist;
 }

@@ -41,22 +41,41 @@ PROP_JSON = re.compile(r'^\s*"(%s)": .*$' % PROP_ALT)
 PROP_YAML = re.compile(r"^\s*(- )?\"?(%s)\"?: .*$" % PROP_ALT)
 PROP_XML = re.compile(r"^\s*<(%s)>.*</\1>\s*$" % "|".join(
     re.escape(p.replace(" ", "-").replace("/", "-")) for p in PROPS))
+# psql's aligned format pads a multi-line cell and marks its line ends "+"
 NODE_JSON = re.compile(r'("Node Type": |Node Type: |<Node-Type>)"?Custom Scan"?')
 
 
+FOOTER = re.compile(r"^\((\d+) rows?\)\s*$")
+CONT = re.compile(r"\s*\+\s*$")
+
+
+def pg_dio_only(line):
+    body = CONT.sub("", line)
+    return bool(TEXT_ONLY.match(body) or PROP_JSON.match(body) or PROP_YAML.match(body)
+                or PROP_XML.match(body))
+
+
 def normalize(lines):
+    """Core's names for pg_dio's nodes, pg_dio-only lines dropped (and the
+    rows they were counted as in psql's "(N rows)" footers)."""
     out = []
-    provider = None
-    # a structured plan names the provider after the node type: look ahead
+    dropped = 0
     for i, line in enumerate(lines):
-        if TEXT_ONLY.match(line) or PROP_JSON.match(line) or PROP_YAML.match(line) \
-                or PROP_XML.match(line):
+        if pg_dio_only(line):
+            # a line of its own is a row of its own: not a cell's continuation
+            if i == 0 or not CONT.search(lines[i - 1]):
+                dropped += 1
             continue
+        f = FOOTER.match(line)
+        if f:
+            n = int(f.group(1)) - dropped
+            line = "(%d row%s)\n" % (n, "" if n == 1 else "s")
+            dropped = 0
         m = NODE_JSON.search(line)
         if m:
             provider = None
             for nxt in lines[i + 1:i + 4]:
-                p = re.search(r"Custom Plan Provider\W+(\w+)", nxt)
+                p = re.search(r"Custom.Plan.Provider\W+(\w+)", nxt)
                 if p:
                     provider = p.group(1)
                     break
@@ -70,8 +89,8 @@ def normalize(lines):
     # drop a trailing comma left dangling by a dropped last JSON property
     fixed = []
     for line in out:
-        if fixed and re.match(r"^\s*[}\]]", line) and fixed[-1].rstrip().endswith(","):
-            fixed[-1] = fixed[-1].rstrip()[:-1] + "\n"
+        if fixed and re.match(r"^\s*[}\]]", line) and CONT.sub("", fixed[-1]).rstrip().endswith(","):
+            fixed[-1] = re.sub(r",(\s*\+?\s*)$", r"\1", fixed[-1].rstrip("\n")) + "\n"
         fixed.append(line)
     return [tidy(l) for l in fixed]
 
@@ -81,7 +100,7 @@ SEPARATOR = re.compile(r"^[-+]+$")
 
 def tidy(line):
     """psql pads cells to the widest one, which a renamed node changes."""
-    line = line.rstrip()
+    line = CONT.sub(" +", line.rstrip())
     if SEPARATOR.match(line):
         return "---\n"
     if "|" in line:

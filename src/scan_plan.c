@@ -1,0 +1,158 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan_plan.c
+ *	  The planner hook: pg_dio's scans take the place of core's scans in the
+ *	  plan core has finished.
+ *
+ * pg_dio adds no paths: core plans every query exactly as it would without
+ * pg_dio, and only then is each SeqScan, IndexScan or IndexOnlyScan that a
+ * pg_dio scan can run in its place swapped for one (scan_direct.c's
+ * dio_direct_substitute, scan_prefetch.c's pf_substitute).  So the plan's
+ * shape, costs, target lists, parameterization and every choice made from
+ * them are core's, and a pg_dio scan stands only where it returns what
+ * core's scan would return, in the same order.
+ *
+ * pg_dio's scans run forward only and cannot mark and restore a position, so
+ * nothing is swapped
+ *	- in a plan that may be run backward: a scrollable cursor, or one that
+ *	  may be made scrollable because its plan allows it (neither SCROLL nor
+ *	  NO SCROLL: PostgreSQL then asks the plan, and a query that was not
+ *	  planned to run once to completion may become such a cursor);
+ *	- below a merge join's inner side that marks and restores (through
+ *	  Result nodes, which pass marks down).
+ *
+ * Copyright (c) 2026, pg_dio developers
+ *
+ * IDENTIFICATION
+ *	  src/scan_plan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "nodes/parsenodes.h"
+#include "nodes/plannodes.h"
+#include "optimizer/planner.h"
+
+#include "compat.h"
+#include "pg_dio.h"
+
+static planner_hook_type prev_planner_hook = NULL;
+
+typedef struct DioSubst
+{
+	PlannedStmt *stmt;
+	bool		plain;			/* a SELECT without row marks or modifying CTEs */
+} DioSubst;
+
+static Plan *dio_subst_walk(DioSubst *cx, Plan *plan, bool need_mark);
+
+static List *
+dio_subst_list(DioSubst *cx, List *plans)
+{
+	ListCell   *lc;
+
+	foreach(lc, plans)
+		lfirst(lc) = dio_subst_walk(cx, (Plan *) lfirst(lc), false);
+	return plans;
+}
+
+/*
+ * 'plan' with pg_dio's scans in place of core's where they apply; need_mark:
+ * the node must support mark/restore.
+ */
+static Plan *
+dio_subst_walk(DioSubst *cx, Plan *plan, bool need_mark)
+{
+	Plan	   *sub = NULL;
+
+	if (plan == NULL)
+		return NULL;
+	check_stack_depth();
+
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+			sub = dio_direct_substitute(cx->stmt, plan, cx->plain);
+			break;
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+			if (!need_mark)
+				sub = pf_substitute(cx->stmt, plan, cx->plain);
+			break;
+		case T_MergeJoin:
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, false);
+			plan->righttree = dio_subst_walk(cx, plan->righttree,
+											 !((MergeJoin *) plan)->skip_mark_restore);
+			break;
+		case T_Result:
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, need_mark);
+			break;
+		case T_Append:
+			dio_subst_list(cx, ((Append *) plan)->appendplans);
+			break;
+		case T_MergeAppend:
+			dio_subst_list(cx, ((MergeAppend *) plan)->mergeplans);
+			break;
+		case T_BitmapAnd:
+			dio_subst_list(cx, ((BitmapAnd *) plan)->bitmapplans);
+			break;
+		case T_BitmapOr:
+			dio_subst_list(cx, ((BitmapOr *) plan)->bitmapplans);
+			break;
+		case T_SubqueryScan:
+			((SubqueryScan *) plan)->subplan =
+				dio_subst_walk(cx, ((SubqueryScan *) plan)->subplan, false);
+			break;
+		case T_CustomScan:
+			dio_subst_list(cx, ((CustomScan *) plan)->custom_plans);
+			break;
+		default:
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, false);
+			plan->righttree = dio_subst_walk(cx, plan->righttree, false);
+			break;
+	}
+	return sub != NULL ? sub : plan;
+}
+
+/* May the plan, planned with these cursor options, be run backward? */
+static bool
+dio_may_scroll(int cursorOptions)
+{
+	if (cursorOptions & CURSOR_OPT_SCROLL)
+		return true;
+	/* run once, to completion (parallel-safe callers), or declared NO SCROLL */
+	return (cursorOptions & (CURSOR_OPT_NO_SCROLL | CURSOR_OPT_PARALLEL_OK)) == 0;
+}
+
+static PlannedStmt *
+dio_planner(DIO_PLANNER_PARAMS)
+{
+	PlannedStmt *stmt;
+	DioSubst	cx;
+
+	if (prev_planner_hook)
+		stmt = prev_planner_hook(DIO_PLANNER_ARGS);
+	else
+		stmt = standard_planner(DIO_PLANNER_ARGS);
+
+	if (stmt->commandType == CMD_UTILITY || dio_may_scroll(cursorOptions))
+		return stmt;
+	if (!pg_dio_enable_direct_scan && !pg_dio_enable_index_prefetch)
+		return stmt;
+
+	cx.stmt = stmt;
+	cx.plain = stmt->commandType == CMD_SELECT && stmt->rowMarks == NIL &&
+		!stmt->hasModifyingCTE;
+	stmt->planTree = dio_subst_walk(&cx, stmt->planTree, false);
+	dio_subst_list(&cx, stmt->subplans);
+	return stmt;
+}
+
+void
+dio_plan_init(void)
+{
+	prev_planner_hook = planner_hook;
+	planner_hook = dio_planner;
+}
