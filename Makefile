@@ -16,7 +16,7 @@ PGFILEDESC = "pg_dio - direct I/O reads, index prefetch and AIO diagnostics"
 
 # pg_regress suites (sql/ + expected/), run by test/run_tests.sh against a
 # throwaway cluster with pg_dio preloaded.
-REGRESS    = setup guc engine faults views bad_input cancel segments direct_scan tools prefetch_scan
+REGRESS    = setup guc engine faults views bad_input cancel segments direct_scan tools prefetch_scan core_parity
 
 PG_CPPFLAGS += -DPG_DIO_VERSION=\"$(EXTVERSION)\" -Wall -Wextra \
 	-Wno-unused-parameter  # PostgreSQL headers and callback signatures
@@ -30,6 +30,12 @@ PG_CONFIG ?= $(shell test/scripts/pg_config.sh 2>/dev/null)
 ifneq ($(PG_CONFIG),)
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+# objects built against another PostgreSQL (the test matrix builds against
+# several) are removed first: nothing else tells make they are stale
+PG_BUILT_FOR := $(shell cat .pg_config_used 2>/dev/null)
+ifneq ($(PG_BUILT_FOR),$(realpath $(PG_CONFIG)))
+$(shell rm -f $(OBJS) $(MODULE_big).so; echo '$(realpath $(PG_CONFIG))' > .pg_config_used)
+endif
 # The PyPI build of PostgreSQL was compiled with a newer gcc than Debian 12's:
 # drop the warning options this compiler does not know.
 CC_UNKNOWN_FLAGS := $(shell for f in -Wmissing-variable-declarations; do \

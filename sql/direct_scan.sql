@@ -241,7 +241,8 @@ SELECT dio_plan('SELECT s.id, (SELECT count(*) FROM ds WHERE ds.id % 5 = s.id - 
 SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds');
 SELECT dio_compare('SELECT s.id, (SELECT count(*) FROM ds WHERE ds.id % 5 = s.id - 1), (SELECT sum(id) FROM ds WHERE ds.id % 5 = s.id - 1 AND id > 30000) FROM ds_small s', true);
 
--- cursors: backward fetch gets a Material node above the scan
+-- cursors: a scrollable one keeps core's Seq Scan (DirectSeqScan runs forward
+-- only); NO SCROLL gets DirectSeqScan
 BEGIN;
 SELECT dio_plan('SELECT id FROM ds') LIMIT 1;
 DECLARE cur SCROLL CURSOR FOR SELECT id FROM ds;
@@ -253,6 +254,8 @@ MOVE LAST IN cur;
 FETCH BACKWARD 2 FROM cur;
 COMMIT;
 EXPLAIN (COSTS OFF) DECLARE cur2 SCROLL CURSOR FOR SELECT id FROM ds;
+EXPLAIN (COSTS OFF) DECLARE cur2 CURSOR FOR SELECT id FROM ds;
+EXPLAIN (COSTS OFF) DECLARE cur2 NO SCROLL CURSOR FOR SELECT id FROM ds;
 
 -- where it must not be used
 SELECT dio_plan('SELECT * FROM ds FOR UPDATE');

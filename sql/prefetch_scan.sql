@@ -501,7 +501,8 @@ DEALLOCATE pf_q;
 RESET plan_cache_mode;
 
 --
--- cursors: SCROLL gets a Material node above our scan (no backward scan)
+-- cursors: ours run forward only, so a cursor that may scroll keeps core's
+-- scan (scan_plan.c); NO SCROLL gets ours
 --
 EXPLAIN (COSTS OFF) DECLARE c SCROLL CURSOR FOR SELECT id, k, t FROM pf WHERE id BETWEEN 100 AND 200;
 EXPLAIN (COSTS OFF) DECLARE c NO SCROLL CURSOR FOR SELECT id, k, t FROM pf WHERE id BETWEEN 100 AND 200;
@@ -523,11 +524,12 @@ FETCH 4 FROM c2;
 MOVE 100 IN c2;
 FETCH 1 FROM c2;
 COMMIT;
--- a cursor declared neither SCROLL nor NO SCROLL may scroll only if its plan
--- can scan backward (documented as plan-dependent): core's index scan can,
--- ours cannot, so it is a NO SCROLL cursor
+-- a cursor declared neither SCROLL nor NO SCROLL may scroll if its plan can
+-- scan backward (documented as plan-dependent), as core's index scan can: it
+-- keeps core's scan, and scrolls
 BEGIN;
 DECLARE c4 CURSOR FOR SELECT id, k, t FROM pf WHERE id BETWEEN 100 AND 200;
+SELECT is_scrollable FROM pg_cursors WHERE name = 'c4';
 FETCH 2 FROM c4;
 FETCH BACKWARD 1 FROM c4;
 ROLLBACK;
@@ -539,8 +541,8 @@ FETCH ALL FROM c3;
 CLOSE c3;
 
 --
--- merge join: an inner that needs mark/restore gets a Material node (core
--- marks and restores its index scan)
+-- merge join: an inner that needs mark/restore keeps core's index scan, which
+-- marks and restores (ours cannot)
 --
 SET enable_hashjoin = off;
 SET enable_nestloop = off;
@@ -550,7 +552,7 @@ EXPLAIN (COSTS OFF) SELECT a.id, b.pad FROM pf_vm a JOIN pf_vm b ON a.id = b.id 
 RESET pg_dio.enable_index_prefetch;
 SELECT pf_compare('SELECT a.id, b.pad FROM pf_vm a JOIN pf_vm b ON a.id = b.id WHERE a.id < 5000', true, false);
 SELECT pf_compare('SELECT a.id, b.id FROM pf a JOIN pf_vm b ON a.k = b.k WHERE a.id < 100 AND b.id < 300', true, false);
--- a unique inner needs no mark/restore
+-- the outer side of a merge join is pg_dio's
 EXPLAIN (COSTS OFF) SELECT a.id, b.k FROM pf a JOIN pf_vm b ON a.id = b.id WHERE a.id < 3000 AND b.k = 2;
 SELECT pf_compare('SELECT a.id, b.k FROM pf a JOIN pf_vm b ON a.id = b.id WHERE a.id < 3000 AND b.k < 5');
 SELECT pf_compare('SELECT a.id, a.t, b.id FROM pf a FULL JOIN pf_inc b ON a.id = b.id WHERE a.id < 6000 OR b.id > 4990', true, false);

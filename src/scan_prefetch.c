@@ -274,6 +274,12 @@ typedef struct PfScanState
 	BlockNumber last_blk;		/* block of the last group start */
 	int			groups_ahead;	/* group starts handed out, not consumed */
 	uint8		latest;			/* where the TID last read from the index is */
+	uint64		scan_tids;		/* TIDs read from the index since (re)start */
+
+	/* the trailing scan that marks dead index entries (pf_trail_kill) */
+	IndexScanDesc trail;
+	bool		trail_done;		/* it reached the end of the index range */
+	uint64		trail_tids;		/* TIDs it has read */
 
 	/* heap side */
 	bool		started;
@@ -557,7 +563,10 @@ pf_read_tid(PfScanState *st)
 	if (tid == NULL)
 		st->index_done = true;
 	else
+	{
 		st->c.tids++;
+		st->scan_tids++;
+	}
 	return tid;
 }
 
@@ -1178,6 +1187,7 @@ pf_stream_buffer(PfScanState *st)
 }
 
 static void pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk, bool top_up);
+static void pf_trail_end(PfScanState *st);
 
 /*
  * Self-read mode: top the look-ahead up after every block that leaves room
@@ -1435,6 +1445,8 @@ pf_queue_reset(PfScanState *st)
 	st->out_copy = NULL;
 	st->cur.copy = NULL;
 	st->head = st->examined = st->tail = 0;
+	st->scan_tids = 0;
+	pf_trail_end(st);
 	st->run_cap = PF_MIN_RUN;
 	st->index_done = false;
 	st->stream_ended = false;
@@ -1675,6 +1687,99 @@ pf_recheck_narrow(PfScanState *st)
 	return ok;
 }
 
+/*
+ * The trailing scan: a second scan of the index with the same keys, which
+ * follows the consumer to mark dead the index entries of TIDs that the
+ * consumer found dead to everyone after the scan had read past them (core's
+ * kill_prior_tuple, which an index AM applies only to the entry it returned
+ * last).  Begun at the first such TID; it reads the index up to the TID
+ * (never further than the scan has read) and sets kill_prior_tuple when it
+ * returns it, to be applied at its next read, or at its end.  Marking an
+ * entry whose heap tuples are dead to everyone is right whichever scan does
+ * it.  Its reads are not counted in the index's statistics (core counts one
+ * scan).
+ */
+static void
+pf_trail_kill(PfScanState *st, ItemPointer dead)
+{
+	Relation	index = st->index;
+	bool		enabled = index->pgstat_enabled;
+	struct PgStat_TableStatus *info = index->pgstat_info;
+
+	if (st->trail_done)
+		return;
+	if (st->trail == NULL)
+	{
+		ScanState  *ss = &st->css.ss;
+		MemoryContext old = MemoryContextSwitchTo(ss->ps.state->es_query_cxt);
+
+		st->trail = index_beginscan(ss->ss_currentRelation, index,
+									ss->ps.state->es_snapshot, NULL, st->nkeys, 0);
+		MemoryContextSwitchTo(old);
+		index_rescan(st->trail, st->keys, st->nkeys, NULL, 0);
+		st->trail_tids = 0;
+	}
+
+	index->pgstat_enabled = false;
+	index->pgstat_info = NULL;
+	PG_TRY();
+	{
+		while (st->trail_tids < st->scan_tids)
+		{
+			ItemPointer t = index_getnext_tid(st->trail, ForwardScanDirection);
+
+			if (t == NULL)
+			{
+				st->trail_done = true;
+				break;
+			}
+			st->trail_tids++;
+			if (ItemPointerEquals(t, dead))
+			{
+				st->trail->kill_prior_tuple = true;
+				break;
+			}
+		}
+	}
+	PG_FINALLY();
+	{
+		index->pgstat_enabled = enabled;
+		index->pgstat_info = info;
+	}
+	PG_END_TRY();
+}
+
+/* End the trailing scan, applying the mark it has pending. */
+static void
+pf_trail_end(PfScanState *st)
+{
+	if (st->trail == NULL)
+		return;
+	if (st->trail->kill_prior_tuple && !st->trail_done)
+	{
+		Relation	index = st->index;
+		bool		enabled = index->pgstat_enabled;
+		struct PgStat_TableStatus *info = index->pgstat_info;
+
+		index->pgstat_enabled = false;
+		index->pgstat_info = NULL;
+		PG_TRY();
+		{
+			(void) index_getnext_tid(st->trail, ForwardScanDirection);
+		}
+		PG_FINALLY();
+		{
+			index->pgstat_enabled = enabled;
+			index->pgstat_info = info;
+		}
+		PG_END_TRY();
+	}
+	index_endscan(st->trail);
+	st->trail = NULL;
+	st->trail_done = false;
+	st->trail_tids = 0;
+}
+
 static TupleTableSlot *
 pf_next_tuple(ScanState *ss)
 {
@@ -1795,13 +1900,17 @@ pf_next_tuple(ScanState *ss)
 			 * As core's index fetch: a TID whose whole HOT chain is dead to
 			 * everyone gets its index entry marked dead, by the index AM at
 			 * its next read.  That read must be the one right after this
-			 * TID's: only when nothing was read from the index since (no
-			 * look-ahead beyond it).
+			 * TID's: when nothing was read from the index since (no
+			 * look-ahead beyond it), the scan's own; else the trailing scan's.
 			 */
-			if (all_dead && !st->scan->xactStartedInRecovery &&
-				(st->latest == PF_LATEST_CUR ||
-				 (st->latest == PF_LATEST_QUEUED && st->head == st->tail)))
-				st->scan->kill_prior_tuple = true;
+			if (all_dead && !st->scan->xactStartedInRecovery)
+			{
+				if (st->latest == PF_LATEST_CUR ||
+					(st->latest == PF_LATEST_QUEUED && st->head == st->tail))
+					st->scan->kill_prior_tuple = true;
+				else
+					pf_trail_kill(st, &tid);
+			}
 			if (!found)
 			{
 				if (e->copy)

@@ -12,10 +12,19 @@ output order for serial plans / ORDER BY).  Two kinds of queries:
   - index scans: pg_dio.enable_index_prefetch on vs off (PrefetchIndexScan /
     PrefetchIndexOnlyScan vs core's Index Scan / Index Only Scan): random
     ranges, IN-lists and = ANY, ORDER BY ... LIMIT, index-only shapes,
-    multi-column conditions and nestloop joins with an index inner, varying
+    multi-column conditions and nestloop joins with an index inner, LATERAL
+    and partitionwise joins with parameterized inner scans (stress_pa,
+    stress_pb), casts in index keys, grouping sets over index scans, varying
     effective_io_concurrency, pg_dio.index_prefetch_advice,
     pg_dio.index_prefetch_combine and pg_dio.index_direct_read (all-visible
     heap blocks read with O_DIRECT).
+
+Cursors are compared too: one declared neither SCROLL nor NO SCROLL, moved
+forward and backward (and its pg_cursors.is_scrollable), and a NO SCROLL one
+whose current row an UPDATE ... WHERE CURRENT OF changes, through each of
+pg_dio's scans.  A loop of aborted inserts read by index scans must leave
+the index as large, with as many entries marked dead, as core's scans leave
+it (kill_prior_tuple).
 
 Meanwhile writers update (HOT and non-HOT, also moving index keys), delete
 and insert, and a maintenance session runs VACUUM, CHECKPOINT and evicts the
@@ -29,7 +38,9 @@ amcheck must find heap and indexes clean, with every heap tuple's live index
 entry (bt_index_check heapallindexed).
 
 Needs a running cluster with pg_dio (PGHOST/PGPORT/PGUSER), psql on PATH.
-Usage: differential.py [--seconds N] [--db NAME]
+Usage: differential.py [--seconds N] [--db NAME] [--seed N]
+The seed is printed; a failing run repeats its choices with --seed (the
+interleaving of the concurrent sessions is the scheduler's).
 """
 import argparse
 import os
@@ -40,6 +51,7 @@ import threading
 import time
 
 TABLES = ("stress_a", "stress_b")
+PARTED = ("stress_pa", "stress_pb")
 FAULTS = ["none"] * 6 + ["eio", "short_read", "corrupt", "ring_setup", "odirect_einval"]
 
 
@@ -57,7 +69,21 @@ def setup(db):
     subprocess.run(["psql", "-X", "-q", "-d", "postgres", "-c", f"CREATE DATABASE {db}"],
                    check=True, capture_output=True)
     sql = ["CREATE EXTENSION pg_dio;", "CREATE EXTENSION pg_buffercache;",
-           "CREATE EXTENSION amcheck;"]
+           "CREATE EXTENSION amcheck;", "CREATE EXTENSION pageinspect;"]
+    # partitioned alike, for partitionwise joins (no writer changes them)
+    for t in PARTED:
+        sql.append(f"""
+CREATE TABLE {t} (id int, grp int, v bigint, note text) PARTITION BY RANGE (id);
+CREATE TABLE {t}_1 PARTITION OF {t} FOR VALUES FROM (MINVALUE) TO (20000)
+    WITH (autovacuum_enabled = off);
+CREATE TABLE {t}_2 PARTITION OF {t} FOR VALUES FROM (20000) TO (40000)
+    WITH (autovacuum_enabled = off);
+CREATE TABLE {t}_3 PARTITION OF {t} FOR VALUES FROM (40000) TO (MAXVALUE)
+    WITH (autovacuum_enabled = off);
+INSERT INTO {t} SELECT g, g % 25, g * 3, md5(g::text) FROM generate_series(1, 60000, 2) g;
+CREATE INDEX {t}_id ON {t} (id);
+CREATE INDEX {t}_grp ON {t} (grp, id);
+VACUUM (ANALYZE) {t};""")
     for t in TABLES:
         sql.append(f"""
 CREATE TABLE {t} (id int, grp int, v bigint, note text)
@@ -113,7 +139,22 @@ def random_index_query(rng):
     grps = ", ".join(str(rng.randint(0, 99)) for _ in range(rng.randint(1, 4)))
     cols = rng.choice(["*", "id, v", "ctid, id, grp, note", "id, length(note), xmin"])
     order = rng.choice(["", " ORDER BY id"])
-    kind = rng.randrange(9)
+    kind = rng.randrange(12)
+    if kind == 9:			# partitionwise LATERAL join, parameterized inner
+        return (f"SELECT t1.id, s.id, s.v FROM stress_pa t1 LEFT JOIN LATERAL "
+                f"(SELECT t1.grp AS g1, t2.* FROM stress_pb t2) s ON t1.id = s.id "
+                f"WHERE s.g1 = s.grp AND t1.id BETWEEN {lo} AND {hi}"), False, True
+    if kind == 10:			# casts and relabels in index keys
+        return rng.choice([
+            (f"SELECT {cols} FROM {t} WHERE id::bigint BETWEEN {lo} AND {hi}{order}", bool(order), False),
+            (f"SELECT id, v FROM {t} WHERE id::oid::integer BETWEEN {lo} AND {hi}{order}",
+             bool(order), False),
+            (f"SELECT id FROM {t} WHERE id::numeric = ANY (ARRAY[{inlist}]){order}", bool(order), False),
+        ])
+    if kind == 11:			# grouping sets over an index scan (placeholders)
+        return (f"SELECT x, y, count(*) FROM (SELECT id::oid AS x, grp AS y FROM {t}) s "
+                f"WHERE x::integer BETWEEN {lo} AND {hi} GROUP BY GROUPING SETS (x, y) "
+                f"ORDER BY 1, 2"), True, False
     if kind == 0:			# a range
         return f"SELECT {cols} FROM {t} WHERE id BETWEEN {lo} AND {hi}{order}", bool(order), False
     if kind == 1:			# IN-list / = ANY
@@ -159,6 +200,9 @@ class Stats:
         self.index_prefetch = 0
         self.index_direct = 0
         self.index_seq_compares = 0
+        self.cursor_compares = 0
+        self.current_of_compares = 0
+        self.kill_compares = 0
         self.writes = 0
         self.maint = 0
         self.failures = []
@@ -209,6 +253,7 @@ def index_reader_round(db, rng, stats):
     ]
     if join:
         settings.append("SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off;")
+        settings.append(f"SET LOCAL enable_partitionwise_join = {rng.choice(['on', 'off'])};")
         settings.append(f"SET LOCAL enable_memoize = {rng.choice(['on', 'off'])};")
         settings.append(f"SET LOCAL enable_material = {rng.choice(['on', 'off'])};")
     # in a third of the rounds both tables leave shared buffers and the OS
@@ -269,10 +314,179 @@ def index_reader_round(db, rng, stats):
                                       f" prefetch: {on_u}\n no index: {seq}\n{sql}")
 
 
+def cursor_query(rng):
+    """A cursor's query and which of pg_dio's scans it is for."""
+    t = rng.choice(TABLES)
+    lo = rng.randint(-100, 62000)
+    hi = lo + rng.choice([5, 100, 2000])
+    return rng.choice([
+        (f"SELECT id, v FROM {t} WHERE id BETWEEN {lo} AND {hi}", "index"),
+        (f"SELECT id FROM {t} WHERE id BETWEEN {lo} AND {hi}", "index-only"),
+        (f"SELECT id, v FROM {t} WHERE v % 997 = {rng.randint(0, 996)}", "seq"),
+    ])
+
+
+def run_marked(db, sql):
+    """Run a script without stopping at errors; its output split at @@marks."""
+    r = subprocess.run(["psql", "-X", "-At", "-q", "-d", db], input=sql,
+                       capture_output=True, text=True)
+    parts = {}
+    key = None
+    for line in r.stdout.splitlines():
+        if line.startswith("@@"):
+            key = line[2:]
+            parts[key] = []
+        elif key:
+            parts[key].append(line)
+    return {k: "\n".join(v) for k, v in parts.items()}, r
+
+
+CURSOR_SETTINGS = [
+    "SET LOCAL pg_dio.direct_scan_threshold = 0;",
+    "SET LOCAL enable_bitmapscan = off;",
+    "SET LOCAL max_parallel_workers_per_gather = 0;",
+]
+
+
+def cursor_round(db, rng, stats):
+    """A cursor declared neither SCROLL nor NO SCROLL, moved both ways, with
+    pg_dio's scans on and off in one REPEATABLE READ transaction: the same
+    rows and the same scrollability (such a cursor keeps core's scans)."""
+    q, _ = cursor_query(rng)
+    moves = []
+    for _ in range(rng.randint(2, 6)):
+        moves.append(rng.choice([f"FETCH {rng.randint(1, 20)} FROM c;",
+                                 f"FETCH BACKWARD {rng.randint(1, 10)} FROM c;",
+                                 "FETCH PRIOR FROM c;", "MOVE LAST IN c;", "FETCH FIRST FROM c;",
+                                 f"FETCH ABSOLUTE {rng.randint(-5, 30)} FROM c;"]))
+    legs = []
+    for leg in ("on", "off"):
+        legs += [f"SET LOCAL pg_dio.enable_index_prefetch = {leg};",
+                 f"SET LOCAL pg_dio.enable_direct_scan = {leg};",
+                 f"DECLARE c CURSOR FOR {q};",
+                 f"\\echo @@{leg}",
+                 "SELECT is_scrollable FROM pg_cursors WHERE name = 'c';"] + moves + ["CLOSE c;"]
+    sql = "\n".join(["\\set ON_ERROR_STOP 1", "BEGIN ISOLATION LEVEL REPEATABLE READ;"] +
+                    CURSOR_SETTINGS + legs + ["COMMIT;"])
+    parts, r = run_marked(db, sql)
+    with stats.lock:
+        if r.returncode != 0:
+            stats.failures.append(f"cursor round failed: {r.stderr.strip()}\n{sql}")
+        elif parts.get("on") != parts.get("off"):
+            stats.failures.append(f"DIFFERENT cursor results for {q}:\n pg_dio: {parts.get('on')}\n"
+                                  f" core:   {parts.get('off')}\n{sql}")
+        else:
+            stats.cursor_compares += 1
+
+
+def current_of_round(db, rng, stats):
+    """UPDATE ... WHERE CURRENT OF a NO SCROLL cursor (which gets pg_dio's
+    scan), pg_dio on and off in one REPEATABLE READ transaction, the first
+    leg rolled back to a savepoint: the same row changed, or the same error."""
+    q, kind = cursor_query(rng)
+    t = q.split(" FROM ")[1].split()[0]
+    k = rng.randint(1, 4)
+    legs = []
+    for leg in ("on", "off"):
+        legs += ["SAVEPOINT s;",
+                 f"SET LOCAL pg_dio.enable_index_prefetch = {leg};",
+                 f"SET LOCAL pg_dio.enable_direct_scan = {leg};",
+                 f"\\echo @@plan_{leg}",
+                 f"EXPLAIN (COSTS OFF) DECLARE c NO SCROLL CURSOR FOR {q};",
+                 f"DECLARE c NO SCROLL CURSOR FOR {q};",
+                 f"\\echo @@{leg}",
+                 f"FETCH {k} FROM c;",
+                 f"UPDATE {t} SET v = v + 1000000 WHERE CURRENT OF c RETURNING id, v;",
+                 "\\echo :SQLSTATE",
+                 "ROLLBACK TO s;"]
+    sql = "\n".join(["BEGIN ISOLATION LEVEL REPEATABLE READ;"] + CURSOR_SETTINGS + legs + ["ROLLBACK;"])
+    parts, r = run_marked(db, sql)
+    on, off = parts.get("on", ""), parts.get("off", "")
+    with stats.lock:
+        # a row a writer changed since the snapshot: both legs alike, or a
+        # change between them (40001 in either)
+        if "40001" in on or "40001" in off or "40P01" in on or "40P01" in off:
+            return
+        if "PrefetchIndex" in parts.get("plan_off", "") or "DirectSeqScan" in parts.get("plan_off", ""):
+            stats.failures.append(f"pg_dio's scan although disabled: {q}")
+        elif on != off or not on:
+            stats.failures.append(f"DIFFERENT WHERE CURRENT OF ({kind}) for {q}:\n pg_dio: {on}\n"
+                                  f" core:   {off}\n{r.stderr}\n{sql}")
+        else:
+            stats.current_of_compares += 1
+
+
+KILL_LOOP = """
+DO $$
+BEGIN
+    FOR i IN 1..40 LOOP
+        BEGIN
+            IF EXISTS (SELECT * FROM {t} WHERE key > 0 AND key < 100) THEN
+                RAISE EXCEPTION 'rows of aborted inserts seen';
+            END IF;
+            INSERT INTO {t} SELECT g, 'aborted' FROM generate_series(1, 100) g;
+            RAISE SQLSTATE 'P0099';
+        EXCEPTION WHEN SQLSTATE 'P0099' THEN
+        END;
+    END LOOP;
+END
+$$;"""
+
+
+def kill_check(db, deadline, seed, stats):
+    """Loops of aborted inserts read by index scans, pg_dio's and core's, each
+    on a table of its own: the indexes end as large, with as many entries
+    marked dead."""
+    rng = random.Random(seed)
+    n = 0
+    while time.time() < deadline and not stats.failures:
+        n += 1
+        res = {}
+        advice = rng.choice(["on", "off"])
+        for leg in ("on", "off"):
+            t = f"stress_kill_{leg}"
+            sql = "\n".join([
+                f"DROP TABLE IF EXISTS {t};",
+                f"CREATE TABLE {t} (key int, data text) WITH (autovacuum_enabled = off);",
+                f"CREATE INDEX {t}_key ON {t} (key);",
+                f"INSERT INTO {t} VALUES (-1, 'metapage');",
+                "BEGIN;",
+                "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;",
+                "SET LOCAL enable_indexonlyscan = off;",
+                f"SET LOCAL pg_dio.enable_index_prefetch = {leg};",
+                f"SET LOCAL pg_dio.index_prefetch_advice = {advice};",
+                KILL_LOOP.format(t=t),
+                f"SELECT pg_relation_size('{t}_key'), (SELECT count(*) FILTER (WHERE i.dead) "
+                f"FROM generate_series(1, pg_relation_size('{t}_key') / 8192 - 1) b, "
+                f"bt_page_items('{t}_key', b::int) i);",
+                "COMMIT;",
+                f"DROP TABLE {t};"])
+            r = psql(db, sql, check=False)
+            if r.returncode != 0:
+                with stats.lock:
+                    stats.failures.append(f"kill check failed: {r.stderr.strip()}")
+                return
+            res[leg] = r.stdout.strip()
+        with stats.lock:
+            if res["on"] != res["off"]:
+                stats.failures.append(f"index after aborted inserts (advice {advice}): "
+                                      f"pg_dio {res['on']} vs core {res['off']} (size|dead entries)")
+            else:
+                stats.kill_compares += 1
+        time.sleep(rng.uniform(0.5, 2.0))
+
+
 def reader(db, deadline, seed, stats):
     rng = random.Random(seed)
     while time.time() < deadline and not stats.failures:
-        if rng.random() < 0.5:
+        x = rng.random()
+        if x < 0.05:
+            cursor_round(db, rng, stats)
+            continue
+        if x < 0.1:
+            current_of_round(db, rng, stats)
+            continue
+        if x < 0.55:
             index_reader_round(db, rng, stats)
             continue
         q, ordered = random_query(rng)
@@ -399,6 +613,7 @@ def main():
     for i in range(args.writers):
         threads.append(threading.Thread(target=writer, args=(args.db, deadline, args.seed + 100 + i, stats)))
     threads.append(threading.Thread(target=maintenance, args=(args.db, deadline, args.seed + 200, stats)))
+    threads.append(threading.Thread(target=kill_check, args=(args.db, deadline, args.seed + 300, stats)))
     for th in threads:
         th.start()
     for th in threads:
@@ -426,6 +641,8 @@ def main():
           f"({stats.index_prefetch} with PrefetchIndexScan/PrefetchIndexOnlyScan, "
           f"{stats.index_direct} of them reading heap blocks directly, "
           f"{stats.index_seq_compares} also against a plan without index scans), "
+          f"{stats.cursor_compares} scrolling cursors, {stats.current_of_compares} WHERE CURRENT OF, "
+          f"{stats.kill_compares} aborted-insert loops, "
           f"{stats.writes} writes, {stats.maint} maintenance "
           f"commands, {len(stats.failures)} failures, {inflight} reads left in flight, "
           f"amcheck: {corrupt} problems")
@@ -433,6 +650,9 @@ def main():
         print(f, file=sys.stderr)
     if stats.compares == 0:
         print("no comparison ran", file=sys.stderr)
+        return 1
+    if stats.kill_compares == 0:
+        print("no aborted-insert loop was compared", file=sys.stderr)
         return 1
     if stats.index_prefetch == 0:
         print("no compared index query used PrefetchIndexScan/PrefetchIndexOnlyScan", file=sys.stderr)
