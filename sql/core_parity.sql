@@ -112,6 +112,9 @@ CREATE TABLE cp_cur (a int, b int) WITH (autovacuum_enabled = off);
 INSERT INTO cp_cur SELECT g, g FROM generate_series(1, 1000) g;
 CREATE INDEX cp_cur_a ON cp_cur (a);
 VACUUM ANALYZE cp_cur;
+-- a HOT update: the index entry of a = 101 leads to its chain's root, and
+-- the row is the chain's second member (its page no longer all-visible)
+UPDATE cp_cur SET b = b WHERE a = 101;
 BEGIN;
 EXPLAIN (COSTS OFF) DECLARE c1 NO SCROLL CURSOR FOR SELECT a FROM cp_cur WHERE a BETWEEN 100 AND 110;
 DECLARE c1 NO SCROLL CURSOR FOR SELECT a FROM cp_cur WHERE a BETWEEN 100 AND 110;

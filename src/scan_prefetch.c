@@ -1541,8 +1541,11 @@ pf_store_index_data(PfScanState *st, TupleTableSlot *slot, PfEntry *e)
 		}
 	}
 	ExecStoreVirtualTuple(slot);
-	/* the heap TID, for WHERE CURRENT OF (core takes it from the scan) */
-	slot->tts_tid = (e->flags & PF_IN_SCAN) ? scan->xs_heaptid : e->tid;
+	/*
+	 * The heap TID, for WHERE CURRENT OF: as core's index-only scan has it,
+	 * the index's, or the fetched tuple's where the heap was read.
+	 */
+	slot->tts_tid = e->tid;
 	slot->tts_tableOid = RelationGetRelid(st->css.ss.ss_currentRelation);
 }
 
@@ -1843,6 +1846,7 @@ pf_next_tuple(ScanState *ss)
 			if (!pf_needs_heap(st, tid))
 			{
 				PredicateLockPage(heap, ItemPointerGetBlockNumber(tid), snapshot);
+				st->cur.tid = *tid;
 				st->cur.flags = PF_IN_SCAN;
 				st->cur.copy = NULL;
 				pf_store_index_data(st, slot, &st->cur);
@@ -1922,6 +1926,8 @@ pf_next_tuple(ScanState *ss)
 			}
 			/* the index's idx_tup_fetch, as core's index fetch counts it */
 			pgstat_count_heap_fetch(st->scan->indexRelation);
+			/* the tuple's own TID, which may be further down its HOT chain */
+			e->tid = tid;
 			if (st->narrow)
 			{
 				/* the page stays pinned as cur_buf (or held) until the next call */
