@@ -131,6 +131,31 @@ run_suite nopreload bash -c 'eval "$1"; shift; exec "$@"' _ "$nopreload_env" \
 	--outputdir="$OUT/nopreload" --dbname=contrib_regression nopreload
 "$PG_DIO_ROOT/test/cluster.sh" destroy nopreload >/dev/null 2>&1
 
+# --- PostgreSQL's own regression and isolation suites, forced on ------------
+# (test/core_regress.sh) against PostgreSQL 18.6 built from source with
+# liburing (test/scripts/build_pg.sh: about 4 minutes once, then cached),
+# with io_method worker and io_uring.  PG_DIO_CORE_REGRESS=0 skips them.
+if [ "${PG_DIO_CORE_REGRESS:-1}" != 0 ]; then
+	if SRC_PGC=$("$PG_DIO_ROOT/test/scripts/build_pg.sh" 18); then
+		for m in worker io_uring; do
+			echo "== PostgreSQL's own suites, pg_dio forced on vs off, io_method=$m"
+			PG_CONFIG=$SRC_PGC "$PG_DIO_ROOT/test/core_regress.sh" --io-method "$m" 2>&1 |
+				tee "$OUT/core_regress_$m.log"
+			p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$OUT/core_regress_$m.log" | tail -n 1)
+			f=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$OUT/core_regress_$m.log" | tail -n 1)
+			passed=$((passed + ${p:-0}))
+			if [ -z "$p" ] || [ "${f:-1}" != 0 ]; then
+				failed=$((failed + ${f:-1}))
+				failed_suites+=("core-regress-$m")
+			fi
+		done
+	else
+		echo "pg_dio: PostgreSQL's own suites need PostgreSQL built from source (see above); counted as failed" >&2
+		failed=$((failed + 1))
+		failed_suites+=(core-regress)
+	fi
+fi
+
 # --- the server must have survived everything ------------------------------
 if grep -E "terminated by signal|server process .* was terminated|PANIC" \
 	"$WORK/.tmp/clusters/$CLUSTER/server.log"; then

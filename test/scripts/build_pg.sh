@@ -6,7 +6,8 @@
 #   test/scripts/build_pg.sh 18|19
 #
 # Sources: ../shared/pg-src/ beside the checkout (PG_DIO_PG_SRC overrides);
-# the cache: PG_DIO_PG_CACHE, default /var/cache/pg_dio as root, else
+# for 18 without it, the current 18.x of Debian's postgresql-18 source
+# package (unstable).  The cache: PG_DIO_PG_CACHE, default /var/cache/pg_dio as root, else
 # ~/.cache/pg_dio.  The build tree is kept: PostgreSQL's own regression and
 # isolation suites run from it (test/pg_regress_suite.sh).
 set -euo pipefail
@@ -14,18 +15,42 @@ set -euo pipefail
 
 ver=${1:-}
 SRC=${PG_DIO_PG_SRC:-$(cd "$PG_DIO_ROOT/.." && pwd)/shared/pg-src}
-case "$ver" in
-18) tarball="$SRC/postgresql-18.6.tar.bz2" ;;
-19) tarball="$SRC/postgresql-19-branchpoint.tar.xz" ;;
-*) die "usage: $0 18|19" ;;
-esac
-[ -f "$tarball" ] || die "no PostgreSQL $ver source: $tarball is absent"
-
 if is_root; then
 	CACHE=${PG_DIO_PG_CACHE:-/var/cache/pg_dio}
 else
 	CACHE=${PG_DIO_PG_CACHE:-$HOME/.cache/pg_dio}
 fi
+mkdir -p "$CACHE"
+
+# debian_source: the current 18.x release tarball from Debian's postgresql-18
+# source package (unstable), fetched with an apt configuration of its own
+debian_source() {
+	local d="$CACHE/debian-src"
+	mkdir -p "$d/lists/partial"
+	printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: unstable\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+		>"$d/unstable.sources"
+	local apt=(apt-get -q -o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$d"
+		-o Dir::State::Lists="$d/lists")
+	"${apt[@]}" update >/dev/null 2>&1 &&
+		(cd "$d" && "${apt[@]}" source --download-only postgresql-18 >/dev/null 2>&1) || return 1
+	ls -t "$d"/postgresql-18_*.orig.tar.bz2 2>/dev/null | head -n 1
+}
+
+case "$ver" in
+18)
+	tarball="$SRC/postgresql-18.6.tar.bz2"
+	if [ ! -f "$tarball" ]; then
+		note "$tarball is absent; fetching Debian's postgresql-18 source package"
+		tarball=$(debian_source) && [ -f "$tarball" ] ||
+			die "no PostgreSQL 18 source: neither $SRC/postgresql-18.6.tar.bz2 nor Debian's postgresql-18 source package"
+	fi
+	;;
+19)
+	tarball="$SRC/postgresql-19-branchpoint.tar.xz"
+	[ -f "$tarball" ] || die "no PostgreSQL 19 source: $tarball is absent (no 19 package or tarball is reachable here)"
+	;;
+*) die "usage: $0 18|19" ;;
+esac
 FLAGS="--with-liburing --without-icu --enable-nls --enable-debug"
 key=$( { sha256sum "$tarball" | cut -c1-64; echo "$FLAGS"; } | sha256sum | cut -c1-16)
 DIR="$CACHE/pg$ver-$key"
