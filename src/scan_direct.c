@@ -26,7 +26,8 @@
  * if (4) it passes page verification (PageIsVerified's test, verify.c) and
  * has PD_ALL_VISIBLE (and, without data checksums, the block is still not
  * resident).  Everything else goes
- * through the buffer manager: a core read stream with a bulk-read strategy,
+ * through the buffer manager: a core read stream (with a bulk-read strategy
+ * where core's heap scan of the relation would use one),
  * and page-at-a-time visibility checks as core's heap scan makes them (hint
  * bits, serializable conflict checks).  Chunks of 8 MB that are mostly in
  * shared buffers or in the OS page cache are read that way as a whole.
