@@ -2,6 +2,8 @@
 # found by test/scripts/pg_config.sh (PATH, then the project venv) is used.
 #
 #   make demo     set up, build, install, run the demo on a throwaway cluster
+#   make test PG=19   the same suites against PostgreSQL 19 built from source
+#                     (PG=18: 18.6 built from source, with liburing)
 #   make test     set up, build, install, run every test suite
 #   make stress   the same with a 5-minute differential stress run
 #   make bench    the benchmark suite (see test/bench/)
@@ -25,6 +27,17 @@ PG_CPPFLAGS += -Werror
 endif
 SHLIB_LINK += -luring
 
+# PG=18 or PG=19: PostgreSQL built from source with liburing
+# (test/scripts/build_pg.sh, cached outside the checkout) instead of the
+# default, for every target below
+ifdef PG
+PG_CONFIG := $(shell test/scripts/build_pg.sh $(PG))
+ifeq ($(PG_CONFIG),)
+$(error no PostgreSQL $(PG) build: see test/scripts/build_pg.sh)
+endif
+export PG_CONFIG
+export PG
+endif
 PG_CONFIG ?= $(shell test/scripts/pg_config.sh 2>/dev/null)
 
 ifneq ($(PG_CONFIG),)

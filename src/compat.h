@@ -14,7 +14,15 @@
 #ifndef PG_DIO_COMPAT_H
 #define PG_DIO_COMPAT_H
 
+#include "access/amapi.h"
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/tableam.h"
+#include "access/xlog.h"
+#include "executor/executor.h"
+#include "executor/instrument.h"
 #include "optimizer/planner.h"
+#include "storage/buf_internals.h"
 
 /* planner_hook: 19 passes the EXPLAIN state being planned for, if any */
 #if PG_VERSION_NUM >= 190000
@@ -25,6 +33,68 @@
 #define DIO_PLANNER_PARAMS	Query *parse, const char *query_string, \
 	int cursorOptions, ParamListInfo boundParams
 #define DIO_PLANNER_ARGS	parse, query_string, cursorOptions, boundParams
+#endif
+
+/*
+ * Data checksums: 19 can turn them on and off while the server runs, and
+ * verifies them only while they are fully on; asked right before verifying.
+ */
+#if PG_VERSION_NUM >= 190000
+#define dio_checksums_verify()	DataChecksumsNeedVerify()
+#else
+#define dio_checksums_verify()	DataChecksumsEnabled()
+#endif
+
+/*
+ * Scans: 19 tells the table AM whether the query modifies the relation
+ * (SO_HINT_REL_READ_ONLY), and its page pruning may set the visibility map,
+ * with the scan's pinned VM buffer.
+ */
+#if PG_VERSION_NUM >= 190000
+#define dio_scan_read_only(ss)	ScanRelIsReadOnly(ss)
+#define dio_index_beginscan(heap, index, snapshot, instr, nkeys, read_only) \
+	index_beginscan(heap, index, snapshot, instr, nkeys, 0, \
+					(read_only) ? SO_HINT_REL_READ_ONLY : SO_NONE)
+#define dio_heap_page_prune_opt(rel, buf, vmbuf, read_only) \
+	heap_page_prune_opt(rel, buf, vmbuf, read_only)
+#define dio_parallelscan_startblock_init(rel, work, pscan) \
+	table_block_parallelscan_startblock_init(rel, work, pscan, \
+											 InvalidBlockNumber, InvalidBlockNumber)
+#else
+#define dio_scan_read_only(ss)	((void) (ss), false)
+#define dio_index_beginscan(heap, index, snapshot, instr, nkeys, read_only) \
+	index_beginscan(heap, index, snapshot, instr, nkeys, 0)
+#define dio_heap_page_prune_opt(rel, buf, vmbuf, read_only) \
+	heap_page_prune_opt(rel, buf)
+#define dio_parallelscan_startblock_init(rel, work, pscan) \
+	table_block_parallelscan_startblock_init(rel, work, pscan)
+#endif
+
+/* A plan node's instrumentation: 19 splits it from the generic one. */
+#if PG_VERSION_NUM >= 190000
+typedef NodeInstrumentation DioNodeInstr;
+#define DIO_INSTR_NEED_TIMER(i)	((i)->instr.need_timer)
+#else
+typedef Instrumentation DioNodeInstr;
+#define DIO_INSTR_NEED_TIMER(i)	((i)->need_timer)
+#endif
+
+/* Buffer header state: 64 bits in 19, and UnlockBufHdr no longer takes it. */
+#if PG_VERSION_NUM >= 190000
+typedef uint64 DioBufState;
+#define dio_buf_state(desc)		pg_atomic_read_u64(&(desc)->state)
+#define dio_unlock_buf_hdr(desc, state)	UnlockBufHdr(desc)
+#else
+typedef uint32 DioBufState;
+#define dio_buf_state(desc)		pg_atomic_read_u32(&(desc)->state)
+#define dio_unlock_buf_hdr(desc, state)	UnlockBufHdr(desc, state)
+#endif
+
+/* An index AM's routine: a copy to free in 18, a cached one in 19. */
+#if PG_VERSION_NUM >= 190000
+#define dio_free_amroutine(am)	((void) (am))
+#else
+#define dio_free_amroutine(am)	pfree((void *) (am))
 #endif
 
 #endif							/* PG_DIO_COMPAT_H */

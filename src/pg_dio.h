@@ -58,8 +58,7 @@ extern PGDLLIMPORT bool pg_dio_index_prefetch_combine;
 extern void dio_scan_init(void);
 extern Plan *dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain);
 extern bool dio_block_resident(Relation rel, BlockNumber blk);
-extern bool dio_direct_image_usable(Relation rel, Page page, BlockNumber blk,
-									bool post_check);
+extern bool dio_direct_image_usable(Relation rel, Page page, BlockNumber blk);
 
 /* ---------- PrefetchIndexScan (scan_prefetch.c) ---------- */
 
@@ -319,6 +318,7 @@ extern void dio_note_fallback(DioFallback reason, const char *detail);
 #define DIO_HAVE_AVX2_CHECKSUM 1
 extern uint16 dio_checksum_page_avx2(char *page, BlockNumber blkno);
 #endif
-extern bool dio_page_verified(Page page, BlockNumber blkno, bool *checksum_failure);
+extern bool dio_page_verified(Page page, BlockNumber blkno, bool checksums,
+							  bool *checksum_failure);
 
 #endif							/* PG_DIO_H */

@@ -81,6 +81,7 @@
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "compat.h"
 #include "pg_dio.h"
 
 /* why a block was read through the buffer manager */
@@ -434,7 +435,7 @@ dio_sweep_resident(DioScanState *st)
 
 		if ((i & 0xFFFF) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (!(pg_atomic_read_u32(&hdr->state) & BM_TAG_VALID) ||
+		if (!(dio_buf_state(hdr) & BM_TAG_VALID) ||
 			!BufTagMatchesRelFileLocator(&hdr->tag, &rloc) ||
 			BufTagGetForkNum(&hdr->tag) != MAIN_FORKNUM)
 			continue;
@@ -573,8 +574,8 @@ dio_source_next(DioScanState *st, int *cls)
 	{
 		if (!st->pwork_ready)
 		{
-			table_block_parallelscan_startblock_init(st->rel, &st->pwork,
-													 &st->shared->pscan);
+			dio_parallelscan_startblock_init(st->rel, &st->pwork,
+											 &st->shared->pscan);
 			st->pwork_ready = true;
 		}
 		blk = table_block_parallelscan_nextpage(st->rel, &st->pwork,
@@ -753,7 +754,7 @@ dio_buffered_page(DioScanState *st, Buffer buf)
 	bool		all_visible;
 	BlockNumber blk = BufferGetBlockNumber(buf);
 
-	heap_page_prune_opt(st->rel, buf);
+	dio_heap_page_prune_opt(st->rel, buf, &st->vmbuf, true);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);
 	page = BufferGetPage(buf);
 	maxoff = PageGetMaxOffsetNumber(page);
@@ -804,15 +805,17 @@ dio_buffered_release(DioScanState *st)
 
 /*
  * May the direct image of 'blk' of 'rel' be used?  (rule 4 of the file
- * header; PrefetchIndexScan's direct reads follow the same rules.)
- * post_check: the cluster has no data checksums.
+ * header; PrefetchIndexScan's direct reads follow the same rules.)  Whether
+ * data checksums are verified is asked here, for each image: PostgreSQL 19
+ * can turn them on and off while a scan runs.
  */
 bool
-dio_direct_image_usable(Relation rel, Page page, BlockNumber blk, bool post_check)
+dio_direct_image_usable(Relation rel, Page page, BlockNumber blk)
 {
 	bool		checksum_failure = false;
+	bool		checksums = dio_checksums_verify();
 
-	if (!dio_page_verified(page, blk, &checksum_failure))
+	if (!dio_page_verified(page, blk, checksums, &checksum_failure))
 		return false;
 	if (!PageIsAllVisible(page))
 		return false;
@@ -823,7 +826,7 @@ dio_direct_image_usable(Relation rel, Page page, BlockNumber blk, bool post_chec
 	 * the checksum catches it, and any untorn all-visible image -- older or
 	 * newer than our check -- is a correct view for our snapshot (file header).
 	 */
-	return !post_check || !dio_block_resident(rel, blk);
+	return checksums || !dio_block_resident(rel, blk);
 }
 
 /* The current run is used up: count it and give its memory back. */
@@ -979,7 +982,7 @@ dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
 				Page		page = (Page) (st->run.data + (size_t) i * BLCKSZ);
 
 				if (i < st->run.nvalid &&
-					dio_direct_image_usable(st->rel, page, blk, st->post_check))
+					dio_direct_image_usable(st->rel, page, blk))
 				{
 					/* all-visible: every normal line pointer is a visible tuple */
 					st->counters.direct_blocks++;
@@ -1227,7 +1230,7 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 		!IsolationIsSerializable();
 	if (IsolationIsSerializable())
 		PredicateLockRelation(st->rel, st->snapshot);
-	st->post_check = !DataChecksumsEnabled();
+	st->post_check = !dio_checksums_verify();
 	st->started = true;
 }
 

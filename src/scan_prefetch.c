@@ -101,6 +101,7 @@
 #include "utils/spccache.h"
 #include "utils/syscache.h"
 
+#include "compat.h"
 #include "pg_dio.h"
 
 #define PF_SCAN_NAME		"PrefetchIndexScan"
@@ -443,7 +444,7 @@ pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
 	CustomScan *cscan;
 	Oid			indexoid;
 	List	   *filter = plan->qual;
-	IndexAmRoutine *am;
+	const IndexAmRoutine *am;
 	bool		gettuple;
 
 	if (!pg_dio_enable_index_prefetch || plan->parallel_aware)
@@ -472,7 +473,7 @@ pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
 	}
 	am = GetIndexAmRoutineByAmId(get_rel_relam(indexoid), false);
 	gettuple = am->amgettuple != NULL;
-	pfree(am);
+	dio_free_amroutine(am);
 	if (!gettuple)
 		return NULL;
 
@@ -796,7 +797,7 @@ pf_direct_take(PfScanState *st, BlockNumber blk)
 		pgstat_count_io_op(IOOBJECT_RELATION, IOCONTEXT_NORMAL, IOOP_READ,
 						   1, BLCKSZ);
 	if (st->run.nvalid < 1 ||
-		!dio_direct_image_usable(heap, (Page) st->run.data, blk, st->post_check))
+		!dio_direct_image_usable(heap, (Page) st->run.data, blk))
 	{
 		dio_stats_count_blocks(0, st->run.nvalid < 1 ? st->run.reason : DIO_FB_VERIFY, 1);
 		st->c.direct_fallback++;
@@ -1247,7 +1248,8 @@ pf_feed(PfScanState *st)
 static inline void
 pf_arrive(PfScanState *st)
 {
-	heap_page_prune_opt(st->scan->heapRelation, st->cur_buf);
+	dio_heap_page_prune_opt(st->scan->heapRelation, st->cur_buf, &st->vmbuf,
+							dio_scan_read_only(&st->css.ss));
 }
 
 /*
@@ -1581,8 +1583,9 @@ pf_start(PfScanState *st)
 	ScanState  *ss = &st->css.ss;
 	EState	   *estate = ss->ps.state;
 
-	st->scan = index_beginscan(ss->ss_currentRelation, st->index,
-							   estate->es_snapshot, &st->instr, st->nkeys, 0);
+	st->scan = dio_index_beginscan(ss->ss_currentRelation, st->index,
+								   estate->es_snapshot, &st->instr, st->nkeys,
+								   dio_scan_read_only(ss));
 	if (st->index_only)
 		st->scan->xs_want_itup = true;
 	if (st->nrtkeys == 0 || st->rtkeys_ready)
@@ -1592,7 +1595,7 @@ pf_start(PfScanState *st)
 	st->queued = st->prefetch || st->index_only;
 	if (st->queued)
 		st->capacity = pf_stream_capacity(ss->ss_currentRelation);
-	st->timing = ss->ps.instrument != NULL && ss->ps.instrument->need_timer;
+	st->timing = ss->ps.instrument != NULL && DIO_INSTR_NEED_TIMER(ss->ps.instrument);
 	st->advice = pg_dio_index_prefetch_advice && io_method == IOMETHOD_WORKER;
 
 	/*
@@ -1628,7 +1631,7 @@ pf_start(PfScanState *st)
 	st->direct = pg_dio_index_direct_read && st->selfread && st->plain_select &&
 		!estate->es_snapshot->takenDuringRecovery &&
 		!IsolationIsSerializable() && dio_stats_available();
-	st->post_check = !DataChecksumsEnabled();
+	st->post_check = !dio_checksums_verify();
 	if (st->queued && !st->selfread)
 		st->stream = read_stream_begin_relation(READ_STREAM_DEFAULT, NULL,
 												ss->ss_currentRelation,
@@ -1716,8 +1719,9 @@ pf_trail_kill(PfScanState *st, ItemPointer dead)
 		ScanState  *ss = &st->css.ss;
 		MemoryContext old = MemoryContextSwitchTo(ss->ps.state->es_query_cxt);
 
-		st->trail = index_beginscan(ss->ss_currentRelation, index,
-									ss->ps.state->es_snapshot, NULL, st->nkeys, 0);
+		st->trail = dio_index_beginscan(ss->ss_currentRelation, index,
+										ss->ps.state->es_snapshot, NULL, st->nkeys,
+										dio_scan_read_only(ss));
 		MemoryContextSwitchTo(old);
 		index_rescan(st->trail, st->keys, st->nkeys, NULL, 0);
 		st->trail_tids = 0;
@@ -2375,7 +2379,7 @@ pf_explain_qual(List *quals, const char *label, Plan *plan, List *ancestors,
 
 /* Rows removed by the filter or a recheck, per loop, as core shows them. */
 static void
-pf_explain_count(const char *label, Instrumentation *instr, bool recheck,
+pf_explain_count(const char *label, DioNodeInstr *instr, bool recheck,
 				 ExplainState *es)
 {
 	double		n;
@@ -2394,7 +2398,7 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	PfScanState *st = (PfScanState *) node;
 	Plan	   *plan = node->ss.ps.plan;
 	char	   *idxname = get_rel_name(st->indexoid);
-	Instrumentation *instr = node->ss.ps.instrument;
+	DioNodeInstr *instr = node->ss.ps.instrument;
 	PfCounters	total = pf_total_counters(st);
 	PfCounters *c = &total;
 

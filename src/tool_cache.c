@@ -42,6 +42,7 @@
 #include "utils/rel.h"
 #include "utils/tuplestore.h"
 
+#include "compat.h"
 #include "pg_dio.h"
 
 PG_FUNCTION_INFO_V1(pg_dio_evict);
@@ -212,7 +213,7 @@ pg_dio_residency(PG_FUNCTION_ARGS)
 	for (int i = 0; i < NBuffers; i++)
 	{
 		BufferDesc *desc = GetBufferDescriptor(i);
-		uint32		state;
+		DioBufState state;
 
 		if ((i & 1023) == 0)
 			CHECK_FOR_INTERRUPTS();
@@ -220,7 +221,7 @@ pg_dio_residency(PG_FUNCTION_ARGS)
 		if ((state & BM_VALID) &&
 			BufTagMatchesRelFileLocator(&desc->tag, &rel->rd_locator))
 			shared[BufTagGetForkNum(&desc->tag)]++;
-		UnlockBufHdr(desc, state);
+		dio_unlock_buf_hdr(desc, state);
 	}
 
 	/* the OS cache first: counting all-visible blocks reads the VM fork */

@@ -19,7 +19,6 @@
  */
 #include "postgres.h"
 
-#include "access/xlog.h"
 #include "storage/bufpage.h"
 #include "storage/checksum.h"
 
@@ -47,18 +46,19 @@ dio_checksum_impl(void)
 /*
  * Is this page, read directly as block 'blkno', what PageIsVerified would
  * accept?  New (all-zero header) pages return false: the caller reads them
- * through the buffer manager.  *checksum_failure says whether the checksum
- * was wrong.
+ * through the buffer manager.  checksums: verify the checksum (the caller
+ * asks whether the cluster's are verified right before, dio_checksums_verify).
+ * *checksum_failure says whether the checksum was wrong.
  */
 bool
-dio_page_verified(Page page, BlockNumber blkno, bool *checksum_failure)
+dio_page_verified(Page page, BlockNumber blkno, bool checksums, bool *checksum_failure)
 {
 	PageHeader	p = (PageHeader) page;
 
 	*checksum_failure = false;
 	if (PageIsNew(page))
 		return false;
-	if (DataChecksumsEnabled() &&
+	if (checksums &&
 		dio_checksum_impl() ((char *) page, blkno) != p->pd_checksum)
 		*checksum_failure = true;
 

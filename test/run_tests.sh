@@ -132,11 +132,11 @@ run_suite nopreload bash -c 'eval "$1"; shift; exec "$@"' _ "$nopreload_env" \
 "$PG_DIO_ROOT/test/cluster.sh" destroy nopreload >/dev/null 2>&1
 
 # --- PostgreSQL's own regression and isolation suites, forced on ------------
-# (test/core_regress.sh) against PostgreSQL 18.6 built from source with
-# liburing (test/scripts/build_pg.sh: about 4 minutes once, then cached),
+# (test/core_regress.sh) against PostgreSQL built from source with liburing
+# (18.6, or $PG; test/scripts/build_pg.sh: about 4 minutes once, then cached),
 # with io_method worker and io_uring.  PG_DIO_CORE_REGRESS=0 skips them.
 if [ "${PG_DIO_CORE_REGRESS:-1}" != 0 ]; then
-	if SRC_PGC=$("$PG_DIO_ROOT/test/scripts/build_pg.sh" 18); then
+	if SRC_PGC=$("$PG_DIO_ROOT/test/scripts/build_pg.sh" "${PG:-18}"); then
 		for m in worker io_uring; do
 			echo "== PostgreSQL's own suites, pg_dio forced on vs off, io_method=$m"
 			PG_CONFIG=$SRC_PGC "$PG_DIO_ROOT/test/core_regress.sh" --io-method "$m" 2>&1 |
