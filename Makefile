@@ -4,6 +4,7 @@
 #   make demo     set up, build, install, run the demo on a throwaway cluster
 #   make test PG=19   the same suites against PostgreSQL 19 built from source
 #                     (PG=18: 18.6 built from source, with liburing)
+#   make test IO_METHOD=io_uring   the test clusters with that io_method
 #   make test     set up, build, install, run every test suite
 #   make stress   the same with a 5-minute differential stress run
 #   make bench    the benchmark suite (see test/bench/)
@@ -39,6 +40,10 @@ export PG_CONFIG
 export PG
 endif
 PG_CONFIG ?= $(shell test/scripts/pg_config.sh 2>/dev/null)
+# IO_METHOD=worker|sync|io_uring: the io_method of the test clusters
+ifdef IO_METHOD
+export PG_DIO_IO_METHOD := $(IO_METHOD)
+endif
 
 ifneq ($(PG_CONFIG),)
 PGXS := $(shell $(PG_CONFIG) --pgxs)

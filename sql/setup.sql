@@ -92,10 +92,16 @@ END
 $$;
 
 -- The plan of a query, one line a row, without costs.
+-- (Subplans without their names, which PostgreSQL 19 changed: "SubPlan 1"
+-- became "SubPlan expr_1".)
 CREATE FUNCTION dio_plan(q text) RETURNS SETOF text
 LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
 BEGIN
-    RETURN QUERY EXECUTE 'EXPLAIN (COSTS OFF) ' || q;
+    FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        RETURN NEXT regexp_replace(line, '(SubPlan|InitPlan) \S+$', '\1');
+    END LOOP;
 END
 $$;
 

@@ -67,6 +67,9 @@ start)
 			echo "logging_collector = off"
 			echo "max_connections = 40"
 			echo "max_worker_processes = 16"
+			# PG_DIO_IO_METHOD: the io_method of every test cluster (make test
+			# IO_METHOD=io_uring); a setting given here still wins
+			[ -n "${PG_DIO_IO_METHOD:-}" ] && echo "io_method = $PG_DIO_IO_METHOD"
 			for kv in "$@"; do echo "$kv"; done
 		} | as_server tee "$DATA/pg_dio.conf" >/dev/null
 	fi

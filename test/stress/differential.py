@@ -187,6 +187,19 @@ def random_index_query(rng):
             f"WHERE b.id >= a.id ORDER BY b.id LIMIT 3) l WHERE a.id BETWEEN {lo} AND {lo + 200}"), False, True
 
 
+def split_marks(out):
+    """psql output split at the lines "@@name" a script echoed: name -> text."""
+    parts = {}
+    key = None
+    for line in out.splitlines():
+        if line.startswith("@@"):
+            key = line[2:]
+            parts[key] = []
+        elif key:
+            parts[key].append(line)
+    return {k: "\n".join(v) for k, v in parts.items()}
+
+
 def digest(q, ordered):
     order = "" if ordered else " ORDER BY x::text"
     return f"SELECT count(*) || ' ' || coalesce(md5(string_agg(x::text, '|'{order})), '-') FROM ({q}) x;"
@@ -279,18 +292,11 @@ def index_reader_round(db, rng, stats):
         with stats.lock:
             stats.failures.append(f"index query failed: {r.stderr.strip()}\n{sql}")
         return
-    parts = {}
-    key = None
-    for line in r.stdout.splitlines():
-        if line.startswith("@@"):
-            key = line[2:]
-            parts[key] = []
-        elif key:
-            parts[key].append(line)
-    plan_on = "\n".join(parts.get("plan_on", []))
-    plan_off = "\n".join(parts.get("plan_off", []))
-    on = "\n".join(parts.get("rows_on", []))
-    off = "\n".join(parts.get("rows_off", []))
+    parts = split_marks(r.stdout)
+    plan_on = parts.get("plan_on", "")
+    plan_off = parts.get("plan_off", "")
+    on = parts.get("rows_on", "")
+    off = parts.get("rows_off", "")
     with stats.lock:
         if "Prefetch" in plan_off:
             stats.failures.append(f"PrefetchIndex scan although disabled: {q}\n{plan_off}")
@@ -299,15 +305,15 @@ def index_reader_round(db, rng, stats):
         if "PrefetchIndex" in plan_on:
             stats.index_prefetch += 1
             # (a DirectSeqScan in the plan would have read directly too)
-            direct = "".join(parts.get("direct_on", [])).split()
+            direct = parts.get("direct_on", "").split()
             if "DirectSeqScan" not in plan_on and direct and direct[0] != "0":
                 stats.index_direct += 1
         if on != off or not on:
             stats.failures.append(f"DIFFERENT results for index query {q} (ordered={ordered}):\n"
                                   f" prefetch: {on}\n core:     {off}\n{plan_on}\n{sql}")
         elif seq_leg:
-            on_u = "\n".join(parts.get("rows_on_u", []))
-            seq = "\n".join(parts.get("rows_seq", []))
+            on_u = parts.get("rows_on_u", "")
+            seq = parts.get("rows_seq", "")
             stats.index_seq_compares += 1
             if on_u != seq or not seq:
                 stats.failures.append(f"DIFFERENT results for index query {q} without index scans:\n"
@@ -330,15 +336,7 @@ def run_marked(db, sql):
     """Run a script without stopping at errors; its output split at @@marks."""
     r = subprocess.run(["psql", "-X", "-At", "-q", "-d", db], input=sql,
                        capture_output=True, text=True)
-    parts = {}
-    key = None
-    for line in r.stdout.splitlines():
-        if line.startswith("@@"):
-            key = line[2:]
-            parts[key] = []
-        elif key:
-            parts[key].append(line)
-    return {k: "\n".join(v) for k, v in parts.items()}, r
+    return split_marks(r.stdout), r
 
 
 CURSOR_SETTINGS = [
