@@ -1,0 +1,328 @@
+--
+-- prefetch_selfread: PrefetchIndexScan's own reads ahead, with io_method
+-- worker or sync: it advises the kernel of the heap blocks it will want
+-- (pg_dio.index_prefetch_advice), combines neighbouring ones
+-- (pg_dio.index_prefetch_combine), and reads all-visible ones with O_DIRECT
+-- (pg_dio.index_direct_read), then reads each block itself.  With
+-- io_method=io_uring the scan hands its blocks to core's read stream instead,
+-- which does the I/O asynchronously; none of this applies, and the test says
+-- so and stops (expected/prefetch_selfread_1.out).  Uses prefetch_scan's
+-- helpers, and drops them.
+--
+SELECT current_setting('io_method') = 'io_uring' AS io_uring \gset
+\if :io_uring
+\echo 'skipped: io_method=io_uring: the core read stream does the I/O'
+DROP FUNCTION pf_plan, pf_rows, pf_compare, pf_stats, pf_counts, pf_compare_dml,
+    pf_explain_json, pf_explain_masked, pf_sireadlocks;
+\quit
+\endif
+SET jit = off;
+SET debug_parallel_query = off;
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+--
+-- reading ahead, cold: a few MB, random order (one heap block per TID run)
+-- (the advice and the stream; direct reads, which would take the all-visible
+-- blocks, are tested below)
+--
+SET pg_dio.index_direct_read = off;
+SET effective_io_concurrency = 16;
+CREATE TABLE pf_big (id int, v int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO pf_big SELECT (g * 7919) % 40009, g, repeat('b', 120) FROM generate_series(1, 40000) g;
+CREATE INDEX pf_big_id ON pf_big (id);
+VACUUM ANALYZE pf_big;
+SELECT pg_relation_size('pf_big') / 8192 > 500 AS some_mb;
+SELECT count(*) AS runs FROM (
+    SELECT (ctid::text::point)[0] AS blk, lag((ctid::text::point)[0]) OVER (ORDER BY id) AS prev
+      FROM pf_big WHERE id BETWEEN 1000 AND 30000) s
+ WHERE prev IS DISTINCT FROM blk \gset
+SELECT :runs > 20000 AS scattered;
+-- through the read stream (advice off), and read by the scan itself after
+-- advising each block (advice on, io_method=worker)
+SET pg_dio.index_prefetch_advice = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, blocks_requested = :runs AS one_request_per_run, index_tids,
+       blocks_read > 0 AS read_some, prefetch_max > 1 AS looked_ahead
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+RESET pg_dio.index_prefetch_advice;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, blocks_requested = :runs AS one_request_per_run, index_tids,
+       blocks_read > 0 AS read_some, prefetch_max > 1 AS looked_ahead,
+       blocks_advised > 0 AS advised, prefetch_capacity
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+-- combining: once it looks ahead, the scan reads the index further ahead and
+-- has the kernel read the blocks right before and after one it advises with
+-- it, in one request, when TIDs queued further on want them (pf_big's blocks
+-- all come back, so most are read that way); those are not advised again
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT blocks_combined > blocks_advised / 2 AS mostly_combined,
+       blocks_advised <= pg_relation_size('pf_big') / 8192 AS each_advised_once,
+       blocks_read <= pg_relation_size('pf_big') / 8192 AS each_read_once
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+-- each request at most io_combine_limit blocks: with 1, nothing is combined
+SET io_combine_limit = 1;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT blocks_combined, blocks_advised > 0 AS advised
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+RESET io_combine_limit;
+-- pg_dio.index_prefetch_combine = off: each block advised alone
+SET pg_dio.index_prefetch_combine = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT blocks_combined, blocks_advised > 0 AS advised
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+RESET pg_dio.index_prefetch_combine;
+-- a rescanned inner side that stops early (LIMIT), cold: the queue and the
+-- blocks it wants are forgotten with each rescan
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT loops, actual_rows, blocks_combined > 0 AS combined
+  FROM pf_stats('SELECT o.x, l.v FROM (VALUES (1000), (12000), (1000)) o(x),
+                 LATERAL (SELECT v FROM pf_big WHERE id >= o.x ORDER BY id LIMIT 9000) l');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT o.x, l.v FROM (VALUES (1000), (12000), (1000)) o(x),
+                   LATERAL (SELECT v FROM pf_big WHERE id >= o.x ORDER BY id LIMIT 9000) l');
+-- the look-ahead is bounded by the stream's capacity, (I/O concurrency + 1)
+-- x io_combine_limit blocks (PG 19's EXPLAIN name); single-block reads are
+-- also bounded by the concurrency, so it stays well below
+-- (in advised mode the same: the concurrency bounds the advised blocks
+-- ahead, and the capacity all blocks ahead, some of which need no read)
+SET effective_io_concurrency = 2;
+SET io_combine_limit = 4;
+SET pg_dio.index_prefetch_advice = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT prefetch_capacity, prefetch_max BETWEEN 2 AND 12 AS bounded
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SET effective_io_concurrency = 0;
+SELECT prefetch_capacity, prefetch_max <= 4 AS bounded
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SET effective_io_concurrency = 2;
+RESET pg_dio.index_prefetch_advice;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT prefetch_capacity, prefetch_max BETWEEN 2 AND 12 AS bounded, blocks_advised > 0 AS advised
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+-- a block in shared buffers needs no read and does not count against the
+-- concurrency: pf_big's blocks come back ~35 times each in index order, so
+-- once read they are hits and the look-ahead goes beyond the concurrency
+SET effective_io_concurrency = 4;	-- capacity (4 + 1) x 4 = 20
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT prefetch_capacity, prefetch_max > 4 AS past_resident, prefetch_max <= 20 AS bounded,
+       blocks_read < blocks_requested AS mostly_hits
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+RESET io_combine_limit;
+SET effective_io_concurrency = 16;
+-- ORDER BY ... LIMIT reads little beyond what it returns
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, blocks_requested < 100 AS few_requested, blocks_read < 100 AS few_read,
+       index_tids < 1000 AS few_tids
+  FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
+SET pg_dio.index_prefetch_advice = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, blocks_requested < 100 AS few_requested, blocks_read < 100 AS few_read,
+       index_tids < 1000 AS few_tids
+  FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
+RESET pg_dio.index_prefetch_advice;
+SELECT pf_compare('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
+-- the index is read ahead of what the look-ahead has reached by a bounded
+-- factor (16 TIDs per TID looked at) and by hash_mem (56 bytes a TID; an
+-- index-only scan gives half of hash_mem to its copies of index data)
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, index_tids > 3000 + 1170 + 100 AS read_ahead,
+       index_tids <= 3000 * 17 AS bounded, blocks_combined > 0 AS combined
+  FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+-- hash_mem 64kB: 1170 TIDs
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, index_tids BETWEEN 3000 + 1000 AND 3000 + 1170 + 100 AS bounded,
+       blocks_combined > 0 AS combined
+  FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+RESET work_mem;
+RESET hash_mem_multiplier;
+-- the read-ahead reaches the OS page cache: the blocks it read ahead that the
+-- LIMIT left unconsumed are in the OS page cache but not in shared buffers
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, blocks_advised > 0 AS advised
+  FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 300');
+SELECT os_cache > shared_buffers AS read_ahead_in_os_cache
+  FROM pg_dio_residency('pf_big') WHERE fork = 'main';
+-- index-only, all-visible: nothing to read, long runs without blocks
+SELECT heap_fetches, blocks_requested FROM pf_stats('SELECT id FROM pf_big WHERE id < 40000');
+-- index-only, every other block not all-visible, cold: a TID that needs the
+-- heap goes straight to it while the scan does not look ahead; the read that
+-- starts the look-ahead must not move the index on before the TID's own index
+-- data is returned
+UPDATE pf_big SET v = -v
+ WHERE ctid = ANY (SELECT format('(%s,1)', b)::tid
+                     FROM generate_series(0, pg_relation_size('pf_big') / 8192 - 1, 2) b);
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT heap_fetches > 10000 AS fetched, heap_fetches < actual_rows AS not_all_fetched,
+       blocks_read > 0 AS read_some, prefetch_max > 1 AS looked_ahead
+  FROM pf_stats('SELECT id FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT id FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+-- ... reading the index ahead (combining) up to half of hash_mem's TIDs:
+-- 585 with 64kB
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, index_tids > 3000 + 585 + 100 AS read_ahead, blocks_combined > 0 AS combined
+  FROM pf_stats('SELECT id FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, index_tids BETWEEN 3000 + 400 AND 3000 + 585 + 100 AS bounded,
+       blocks_combined > 0 AS combined
+  FROM pf_stats('SELECT id FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT id FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+RESET work_mem;
+RESET hash_mem_multiplier;
+SET pg_dio.index_prefetch_advice = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT id FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+RESET pg_dio.index_prefetch_advice;
+RESET pg_dio.index_direct_read;
+
+-- a narrow table in index order: thousands of TIDs queued ahead of the
+-- consumer, the queue grows while a buffer is being taken from the stream
+CREATE TABLE pf_narrow (id int, v int) WITH (autovacuum_enabled = off);
+INSERT INTO pf_narrow SELECT g, g FROM generate_series(1, 200000) g;
+CREATE INDEX pf_narrow_id ON pf_narrow (id);
+VACUUM ANALYZE pf_narrow;
+\c -
+SET jit = off;
+SET max_parallel_workers_per_gather = 0;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SET effective_io_concurrency = 16;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT * FROM pf_narrow WHERE id <= 200000');
+SET pg_dio.index_direct_read = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT actual_rows, blocks_requested = pg_relation_size('pf_narrow') / 8192 AS every_block_once
+  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
+RESET pg_dio.index_direct_read;
+
+--
+-- direct heap reads (pg_dio.index_direct_read, off by default): blocks the
+-- scan looks ahead at that are all-visible and not in shared buffers are read
+-- with O_DIRECT by pg_dio's engine, used only if they pass DirectSeqScan's
+-- checks (else read through the buffer manager), each at most once a scan
+--
+-- The engine holds at most pg_dio.queue_depth reads; with at least
+-- effective_io_concurrency + 1 (the look-ahead and the image in use), every
+-- block can be read directly and none needs advice instead.
+SET pg_dio.queue_depth = 32;
+SET pg_dio.index_direct_read = on;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT actual_rows, blocks_direct > blocks_requested * 0.9 AS mostly_direct,
+       blocks_direct_fallback, blocks_direct <= blocks_read AS counted_as_read,
+       blocks_advised = 0 AS none_advised
+  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
+-- neither shared buffers nor the OS page cache got the blocks read directly
+-- (the first blocks are read through the buffer manager, and the kernel reads
+-- ahead of that read)
+SELECT shared_buffers < blocks / 10 AS few_in_shared_buffers, os_cache < blocks / 10 AS few_in_os_cache
+  FROM pg_dio_residency('pf_narrow') WHERE fork = 'main';
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT * FROM pf_narrow WHERE id <= 200000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT v, id FROM pf_narrow WHERE id BETWEEN 1000 AND 150000 AND v % 3 = 0');
+-- system columns: the relation's row, copied from the direct image
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT ctid, tableoid::regclass, xmin = xmin AS x, * FROM pf_narrow WHERE id BETWEEN 1000 AND 150000');
+-- every match of a hash index is rechecked, here on the direct image, also
+-- with a narrow scan tuple that lacks the column
+CREATE INDEX pf_narrow_v ON pf_narrow USING hash ((v % 50));
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT actual_rows, blocks_direct > 100 AS direct
+  FROM pf_stats('SELECT id FROM pf_narrow WHERE v % 50 = 7');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT id FROM pf_narrow WHERE v % 50 = 7');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT * FROM pf_narrow WHERE v % 50 = 7');
+DROP INDEX pf_narrow_v;
+-- blocks in shared buffers are not read directly: the first half is there
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SET pg_dio.index_direct_read = off;
+SELECT sum(v) FROM pf_narrow WHERE id <= 100000;
+SET pg_dio.index_direct_read = on;
+SELECT blocks_direct < blocks_requested * 0.55 AS not_the_cached_half,
+       blocks_direct > blocks_requested * 0.4 AS the_other_half
+  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
+-- nor are blocks that are not all-visible: one row on every 4th page updated
+-- (pg_dio.os_cache_check off from here on: the kernel reads ahead of the
+-- buffered reads in this table's order, and blocks it has read ahead would
+-- be read from the OS page cache instead)
+SET pg_dio.os_cache_check = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+UPDATE pf_narrow SET v = -v
+ WHERE ctid = ANY (SELECT format('(%s,1)', b)::tid
+                     FROM generate_series(0, pg_relation_size('pf_narrow') / 8192 - 1, 4) b);
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT all_visible < blocks * 0.8 AS quarter_changed FROM pg_dio_residency('pf_narrow') WHERE fork = 'main';
+SELECT s.blocks_direct <= r.all_visible AS only_all_visible,
+       s.blocks_direct >= r.all_visible - 2 AS all_of_them
+  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000') s,
+       pg_dio_residency('pf_narrow') r WHERE r.fork = 'main';
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT pf_compare('SELECT * FROM pf_narrow WHERE id <= 200000');
+VACUUM pf_narrow;
+-- under every fault of the engine: the same rows, the blocks read through
+-- the buffer manager instead (counted)
+CREATE FUNCTION pf_direct_fault(f text) RETURNS TABLE (fault text, direct bigint, fell_back boolean, result text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM set_config('pg_dio.inject_fault', f, true);
+    PERFORM pg_dio_evict('pf_narrow');
+    SELECT s.blocks_direct, s.blocks_direct_fallback > 100 INTO direct, fell_back
+      FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000') s;
+    PERFORM pg_dio_evict('pf_narrow');
+    result := pf_compare('SELECT * FROM pf_narrow WHERE id <= 200000');
+    PERFORM set_config('pg_dio.inject_fault', 'none', true);
+    fault := f;
+    RETURN NEXT;
+END
+$$;
+SELECT d.* FROM unnest(ARRAY['eio', 'ring_setup', 'odirect_einval', 'corrupt']) f,
+     pf_direct_fault(f) d;
+-- a short read is completed by the engine
+SELECT fault, direct > 100 AS direct, result FROM pf_direct_fault('short_read');
+DROP FUNCTION pf_direct_fault;
+RESET pg_dio.os_cache_check;
+-- none under SERIALIZABLE (its predicate locks need the buffer), nor with
+-- the setting at its default (off), nor in index-only scans (they read only
+-- blocks that are not all-visible)
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT actual_rows, blocks_direct, blocks_read > 0 AS read_some
+  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
+COMMIT;
+RESET pg_dio.index_direct_read;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+SELECT actual_rows, blocks_direct, blocks_read > 0 AS read_some
+  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
+SET pg_dio.index_direct_read = on;
+-- a range whose rows come back to the same blocks: each block is read
+-- directly at most once, later visits go through the buffer manager, and
+-- once a quarter as many direct candidates are visits again the scan stops
+-- reading directly (pf_big: ~35 rows a block, in random order)
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT blocks_direct > 0 AS direct, blocks_direct <= blocks_read AS counted,
+       blocks_direct < pg_relation_size('pf_big') / 8192 / 2 AS stopped_early,
+       blocks_read <= pg_relation_size('pf_big') / 8192 * 1.3 AS few_reads_twice
+  FROM pf_stats('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
+RESET pg_dio.index_direct_read;
+RESET pg_dio.queue_depth;
+
+DROP TABLE pf_big, pf_narrow CASCADE;
+DROP FUNCTION pf_plan, pf_rows, pf_compare, pf_stats, pf_counts, pf_compare_dml,
+    pf_explain_json, pf_explain_masked, pf_sireadlocks;
