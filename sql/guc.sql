@@ -3,7 +3,12 @@
 --
 SELECT name, setting, unit, min_val, max_val, boot_val, context, vartype
   FROM pg_settings WHERE name LIKE 'pg_dio.%' ORDER BY name;
-SELECT enumvals FROM pg_settings WHERE name = 'pg_dio.inject_fault';
+-- the test-only fault injection settings are hidden from pg_settings and
+-- SHOW ALL (and from postgresql.conf.sample), but can be shown and set
+SELECT count(*) AS hidden_listed FROM pg_settings WHERE name LIKE 'pg_dio.inject%';
+SET pg_dio.inject_fault = 'fsync';
+SHOW pg_dio.inject_fault;
+RESET pg_dio.inject_fault;
 
 SHOW pg_dio.queue_depth;
 SHOW pg_dio.io_size;

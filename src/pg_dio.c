@@ -40,6 +40,7 @@ static const struct config_enum_entry dio_fault_options[] = {
 	{"odirect_einval", DIO_FAULT_ODIRECT_EINVAL, false},
 	{"delay", DIO_FAULT_DELAY, false},
 	{"corrupt", DIO_FAULT_CORRUPT, false},
+	{"fsync", DIO_FAULT_FSYNC, false},
 	{NULL, 0, false}
 };
 
@@ -102,7 +103,7 @@ _PG_init(void)
 							 NULL,
 							 &pg_dio_inject_fault,
 							 DIO_FAULT_NONE, dio_fault_options,
-							 PGC_SUSET, GUC_NOT_IN_SAMPLE,
+							 PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("pg_dio.inject_delay",
@@ -110,7 +111,7 @@ _PG_init(void)
 							NULL,
 							&pg_dio_inject_delay_ms,
 							200, 1, 60000,
-							PGC_SUSET, GUC_UNIT_MS | GUC_NOT_IN_SAMPLE,
+							PGC_SUSET, GUC_UNIT_MS | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 
 	dio_scan_init();

@@ -39,6 +39,7 @@ typedef enum DioFault
 	DIO_FAULT_ODIRECT_EINVAL,
 	DIO_FAULT_DELAY,
 	DIO_FAULT_CORRUPT,
+	DIO_FAULT_FSYNC,			/* pg_dio_evict's write-back fails (EIO) */
 } DioFault;
 
 extern PGDLLIMPORT int pg_dio_queue_depth;

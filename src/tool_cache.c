@@ -69,11 +69,12 @@ dio_fork_blocks(Relation rel, ForkNumber fork)
 }
 
 /*
- * Visit each segment file of a fork: 'fn' gets an fd opened O_RDONLY and the
- * segment's length in bytes.  Returns the sum of what 'fn' returns (-1 as soon
- * as one says -1).
+ * Visit each segment file of a fork: 'fn' gets an fd opened O_RDONLY, the
+ * segment's length in bytes and its path.  Returns the sum of what 'fn'
+ * returns (-1 as soon as one says -1).  The fd is a transient file: closed at
+ * abort when 'fn' raises an error.
  */
-typedef int64 (*dio_segment_fn) (int fd, size_t len);
+typedef int64 (*dio_segment_fn) (int fd, size_t len, const char *path);
 
 static int64
 dio_for_each_segment(Relation rel, ForkNumber fork, BlockNumber nblocks, dio_segment_fn fn)
@@ -81,25 +82,26 @@ dio_for_each_segment(Relation rel, ForkNumber fork, BlockNumber nblocks, dio_seg
 	RelPathStr	path = relpathperm(rel->rd_locator, fork);
 	int64		sum = 0;
 
-	for (BlockNumber seg = 0; seg * (BlockNumber) RELSEG_SIZE < nblocks; seg++)
+	/* 64-bit: the block after the last segment may not fit a BlockNumber */
+	for (uint64 seg = 0; seg * RELSEG_SIZE < (uint64) nblocks; seg++)
 	{
 		char		segpath[MAXPGPATH];
-		BlockNumber n = Min((BlockNumber) RELSEG_SIZE, nblocks - seg * RELSEG_SIZE);
+		BlockNumber n = (BlockNumber) Min((uint64) RELSEG_SIZE, nblocks - seg * RELSEG_SIZE);
 		int			fd;
 		int64		r;
 
 		CHECK_FOR_INTERRUPTS();
 		if (seg > 0)
-			snprintf(segpath, sizeof(segpath), "%s.%u", path.str, seg);
+			snprintf(segpath, sizeof(segpath), "%s.%u", path.str, (unsigned) seg);
 		else
 			strlcpy(segpath, path.str, sizeof(segpath));
-		fd = BasicOpenFile(segpath, O_RDONLY | PG_BINARY);
+		fd = OpenTransientFile(segpath, O_RDONLY | PG_BINARY);
 		if (fd < 0)
 			ereport(ERROR,
 					(errcode_for_file_access(),
 					 errmsg("could not open file \"%s\": %m", segpath)));
-		r = fn(fd, (size_t) n * BLCKSZ);
-		close(fd);
+		r = fn(fd, (size_t) n * BLCKSZ, segpath);
+		CloseTransientFile(fd);
 		if (r < 0)
 			return -1;
 		sum += r;
@@ -108,19 +110,35 @@ dio_for_each_segment(Relation rel, ForkNumber fork, BlockNumber nblocks, dio_seg
 }
 
 static int64
-dio_segment_cached(int fd, size_t len)
+dio_segment_cached(int fd, size_t len, const char *path)
 {
 	return dio_os_cached_bytes(fd, 0, len);
 }
 
+/*
+ * Drop a segment's pages from the OS page cache.  The kernel does not drop
+ * dirty pages, so they are written first, whatever the fsync setting (the
+ * eviction is the point).  A failed write-back is what a failed fsync of
+ * core's is: the kernel may have given up the dirty pages and cleared the
+ * error, so the checkpointer's next fsync would succeed with the write lost.
+ * Hence data_sync_elevel(ERROR), PANIC unless data_sync_retry is on, as core.
+ */
 static int64
-dio_segment_drop(int fd, size_t len)
+dio_segment_drop(int fd, size_t len, const char *path)
 {
-	/* dirty pages are not dropped: write them first (nothing is lost) */
-	if (fdatasync(fd) != 0)
-		ereport(ERROR,
+	int			rc;
+
+	if (pg_dio_inject_fault == DIO_FAULT_FSYNC)
+	{
+		errno = EIO;
+		rc = -1;
+	}
+	else
+		rc = fdatasync(fd);
+	if (rc != 0)
+		ereport(data_sync_elevel(ERROR),
 				(errcode_for_file_access(),
-				 errmsg("could not fdatasync relation file: %m")));
+				 errmsg("could not fdatasync file \"%s\": %m", path)));
 	(void) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	return 0;
 }

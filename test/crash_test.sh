@@ -2,8 +2,9 @@
 # Crash test: kill -9 a backend while its direct reads are in flight (in
 # pg_dio_read and in a DirectSeqScan); the postmaster restarts the cluster;
 # afterwards nothing is left in flight, the counters start from zero and
-# both work again.  Uses its own throwaway cluster ("crash"): its log is
-# expected to show the crash.  Prints "ok N - ..." / "not ok N - ..." lines.
+# both work again.  Then a failed write-back in pg_dio_evict (injected) must
+# PANIC, as core's failed fsyncs do.  Uses its own throwaway cluster
+# ("crash"): its log is expected to show the crashes.  Prints "ok N - ..." / "not ok N - ..." lines.
 set -uo pipefail
 . "$(dirname "$0")/scripts/common.sh"
 
@@ -95,6 +96,26 @@ if grep -q "terminated by signal 9" "$(pg_dio_workdir)/.tmp/clusters/$CLUSTER/se
 	echo "ok $n - the server log shows the two crashes"
 else
 	echo "not ok $n - the server log shows the crashes"
+	failures=$((failures + 1))
+fi
+
+# pg_dio_evict's write-back of a relation file fails: as a failed fsync of
+# core's, a PANIC (data_sync_retry off), never a plain ERROR after which the
+# checkpointer's next fsync could succeed with the write lost
+log="$(pg_dio_workdir)/.tmp/clusters/$CLUSTER/server.log"
+out=$(psql -X -At -c "SET pg_dio.inject_fault = 'fsync'" -c "SELECT * FROM pg_dio_evict('crash_t')" 2>&1)
+n=$((n + 1))
+if grep -q 'PANIC:  could not fdatasync file ".*": Input/output error' "$log"; then
+	echo "ok $n - a failed write-back in pg_dio_evict is a PANIC"
+else
+	echo "not ok $n - a failed write-back in pg_dio_evict is a PANIC: $out"
+	failures=$((failures + 1))
+fi
+n=$((n + 1))
+if wait_for_server && [ "$(psql -X -At -c "SELECT count(*) = 50000 FROM crash_t")" = t ]; then
+	echo "ok $n - the cluster restarted after the PANIC, its rows intact"
+else
+	echo "not ok $n - the cluster restarted after the PANIC"
 	failures=$((failures + 1))
 fi
 [ "$failures" = 0 ]
