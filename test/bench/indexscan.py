@@ -41,6 +41,7 @@ the blocks read come from the same run; IOPS = heap blocks read / seconds.
 Needs: the bench cluster (test/bench/run.sh brings it up), psql, fio.
 """
 import json
+import re
 import os
 import statistics
 import subprocess
@@ -90,6 +91,15 @@ def configs(mode):
         "sync/prefetch-64": ("sync", {**PREFETCH, "effective_io_concurrency": "64"},
                              "PrefetchIndexScan"),
     }
+    if URING:
+        # io_method=io_uring: the scan hands its blocks to core's read stream,
+        # which does the I/O asynchronously (a server built with liburing)
+        for eic in ("16", "64"):
+            c[f"uring/core-bitmap-{eic}"] = ("io_uring", {**CORE_BITMAP, "effective_io_concurrency": eic},
+                                             "Bitmap Heap Scan")
+            c[f"uring/prefetch-{eic}"] = ("io_uring", {**PREFETCH, "effective_io_concurrency": eic},
+                                          "PrefetchIndexScan")
+        c["uring/core-index"] = ("io_uring", CORE_INDEX, "Index Scan")
     if mode == "full":
         c["prefetch-nocombine-16"] = ("worker", {**PREFETCH, "effective_io_concurrency": "16",
                                                  "pg_dio.index_prefetch_combine": "off"},
@@ -124,6 +134,13 @@ CORR_CONFIGS = {
 
 current_io_method = None
 CPU = reader_cpu()
+URING = False               # the server offers io_method=io_uring (main)
+# PG_DIO_BENCH_CONFIGS: a regular expression; only the configurations of the
+# cold experiments it matches run (e.g. '^uring/')
+ONLY_CONFIGS = re.compile(os.environ.get("PG_DIO_BENCH_CONFIGS", ""))
+# PG_DIO_BENCH_COLD_ONLY=1: the cold experiments only (no OS-cached, cached
+# or instruction counts)
+COLD_ONLY = os.environ.get("PG_DIO_BENCH_COLD_ONLY") == "1"
 
 
 def start_server():
@@ -330,9 +347,12 @@ def run(session, query):
 
 
 def main(out_dir, mode):
+    global URING
     rounds = 3 if mode == "quick" else 5
     nrows = 10_500_000 if mode == "quick" else 21_000_000
     restart("worker")
+    URING = psql("SELECT 'io_uring' = ANY (enumvals) FROM pg_settings "
+                 "WHERE name = 'io_method'") == "t"
     ensure_tables(nrows)
     table_bytes = int(psql("SELECT pg_relation_size('bench_idx')"))
     files = table_files()
@@ -350,10 +370,14 @@ def main(out_dir, mode):
            "reader_cpu": CPU,
            "queries": {"random": q_rand, "random_av": q_av, "index_only": q_ios, "correlated": q_corr},
            "fio_iops": {}, "fio_paired": {}, "cold": {}, "cached": {}}
-    cold_cfg = configs(mode)
-    experiments = [("random", q_rand, cold_cfg), ("random_av", q_av, cold_cfg),
-                   ("index_only", q_ios, IOS_CONFIGS),
-                   ("correlated", q_corr, CORR_CONFIGS)]
+    def only(cfgs):
+        return {k: v for k, v in cfgs.items() if ONLY_CONFIGS.search(k)}
+
+    cold_cfg = only(configs(mode))
+    experiments = [(e, q, c) for e, q, c in
+                   [("random", q_rand, cold_cfg), ("random_av", q_av, cold_cfg),
+                    ("index_only", q_ios, only(IOS_CONFIGS)),
+                    ("correlated", q_corr, only(CORR_CONFIGS))] if c]
 
     # every configuration's plan must be the one it claims
     for exp, q, cfgs in experiments:
@@ -371,7 +395,7 @@ def main(out_dir, mode):
         for depth in (1, 16, 64):
             res["fio_iops"].setdefault(str(depth), []).append(
                 run_fio_random(files, depth, seconds=2, cpu=CPU))
-        for iom in ("worker", "sync"):
+        for iom in ("worker", "sync") + (("io_uring",) if URING else ()):
             for exp, q, cfgs in experiments:
                 # reversed in odd rounds, as in the seqscan experiment
                 items = list(cfgs.items())
@@ -396,6 +420,8 @@ def main(out_dir, mode):
                         print(f"  fio random depth {eic}: {f:.0f} IOPS", flush=True)
         restart("worker")
         pin_server(None)
+        if COLD_ONLY:
+            continue
         # OS-cached: out of shared buffers, in the OS page cache (primed just
         # before), OS_CACHED_PAIRS pairs alternated in one session
         core = ("core-index", CORR_CONFIGS["core-index"])
@@ -420,7 +446,8 @@ def main(out_dir, mode):
                   f"{statistics.median(res['cached_ratio'][exp]):.3f}", flush=True)
 
     # cached, counted in instructions: noise-free where times swing
-    res["instructions"] = instructions(cached_experiments(q_rand_c, q_corr_c, q_ios_c))
+    res["instructions"] = ({} if COLD_ONLY else
+                           instructions(cached_experiments(q_rand_c, q_corr_c, q_ios_c)))
 
     with open(os.path.join(out_dir, "indexscan.json"), "w") as f:
         json.dump(res, f, indent=2)
@@ -457,6 +484,8 @@ def main(out_dir, mode):
              + ", ".join(f"depth {d}: {fio[d]:.0f} IOPS" for d in ("1", "16", "64")) + "; "
              + memory_text() + " " + placement_text(CPU)[0].upper() + placement_text(CPU)[1:]
              + ". " + settle_text(), "",
+             "Configurations: io_method worker unless named sync/ or uring/ (io_uring). ",
+             "",
              "| experiment | configuration | seconds | IOPS | vs core Index Scan (same io_method) | "
              "vs core Bitmap (same eic) | IOPS vs fio (same depth) |",
              "|---|---|---|---|---|---|---|"]
@@ -466,7 +495,7 @@ def main(out_dir, mode):
             if key not in res["cold"]:
                 continue
             s = med(key)
-            prefix = "sync/" if name.startswith("sync/") else ""
+            prefix = name.split("/")[0] + "/" if "/" in name else ""
             # against core's Index Scan with the same io_method
             base = prefix + ("core-ios" if exp == "index_only" else "core-index")
             vs_index = med(f"{exp}/{base}") / s
@@ -476,6 +505,9 @@ def main(out_dir, mode):
             vs_fio = iops_vs_fio(key, eic)
             lines.append(f"| {exp} | {name} | {mm(key)} | {med(key, 'iops'):.0f} | "
                          f"{vs_index:.2f}× | {vs_bitmap} | {vs_fio} |")
+    if COLD_ONLY:
+        write_report(out_dir, "indexscan.md", lines)
+        return
     c = med("random/core-index", kind="os_cached")
     p = med("random/prefetch-16", kind="os_cached")
     lines += ["", f"OS-cached (random, table out of shared buffers but in the OS page cache, "

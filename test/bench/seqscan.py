@@ -37,6 +37,7 @@ Needs: the bench cluster (test/bench/run.sh brings it up), psql, fio.
 """
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -66,6 +67,19 @@ CONFIGS = {
     "pg_dio": ({**MAX_COMBINE, "io_method": "worker"}, {"pg_dio.enable_direct_scan": "on"}),
 }
 CORE_BUFFERED = ("core-sync", "core-worker", "core-worker-1M")
+# io_method=io_uring, on a server built with liburing (added in main)
+URING_CONFIGS = {
+    "uring/core": ({**MAX_COMBINE, "io_method": "io_uring"}, {"pg_dio.enable_direct_scan": "off"}),
+    "uring/core-1M": ({**MAX_COMBINE, "io_method": "io_uring"},
+                      {"pg_dio.enable_direct_scan": "off", "io_combine_limit": "1MB"}),
+    "uring/core-dio-1M": ({**MAX_COMBINE, "io_method": "io_uring", "debug_io_direct": "data"},
+                          {"pg_dio.enable_direct_scan": "off", "io_combine_limit": "1MB"}),
+    "uring/pg_dio": ({**MAX_COMBINE, "io_method": "io_uring"}, {"pg_dio.enable_direct_scan": "on"}),
+}
+CORE_URING = ("uring/core", "uring/core-1M", "uring/core-dio-1M")
+# PG_DIO_BENCH_CONFIGS: a regular expression; only the configurations it
+# matches run (e.g. '^uring/')
+ONLY_CONFIGS = re.compile(os.environ.get("PG_DIO_BENCH_CONFIGS", ""))
 # OS-cached and warm: alternated pairs per query and worker count
 PAIRS = 10
 # parallel workers per query: 0, 1 and 2; quick mode (10 minutes) runs sum
@@ -76,7 +90,8 @@ def configs_for(w):
     """Quick mode measures io_method=sync serially only (it is the slowest
     everywhere and each switch to it costs a restart)."""
     quick = os.environ.get("PG_DIO_BENCH_MODE", "quick") == "quick"
-    return [c for c in CONFIGS if not (quick and w > 0 and c == "core-sync")]
+    return [c for c in CONFIGS if not (quick and w > 0 and c == "core-sync")
+            and ONLY_CONFIGS.search(c)]
 
 
 def workers_for(qname):
@@ -186,6 +201,8 @@ def main(out_dir, scale, rounds, warm_scale):
     results = {"scale": scale, "rounds": rounds, "cold": {}, "os_cached": {}, "warm": {},
                "fio": [], "fio_paired": {}, "machine": {"cpus": os.cpu_count()}}
     restart(CONFIGS["core-worker"][0])
+    if psql("SELECT 'io_uring' = ANY (enumvals) FROM pg_settings WHERE name = 'io_method'") == "t":
+        CONFIGS.update(URING_CONFIGS)
     from engine_vs_fio import ensure_table
     ensure_table(scale)
     files, nblocks = segment_files(os.environ["PG_DIO_DATA"])
@@ -198,7 +215,7 @@ def main(out_dir, scale, rounds, warm_scale):
 
     # the plan must be what we think it is
     for name, (srv, sess) in CONFIGS.items():
-        if name != "pg_dio":
+        if name != "pg_dio" or not ONLY_CONFIGS.search(name):
             continue
         for w in workers_for("count"):
             plan = plan_of(sess, queries["count"], w)
@@ -242,12 +259,15 @@ def main(out_dir, scale, rounds, warm_scale):
     # shared buffers only before every query) and warm (all in shared
     # buffers): DirectSeqScan on/off alternated in one session right after a
     # priming read, since the VM reclaims an idle page cache within ~30 s
-    restart({**CONFIGS["core-worker"][0], "shared_buffers": "2GB"})
-    psql("CREATE TABLE IF NOT EXISTS warm_accounts AS SELECT * FROM pgbench_accounts "
-         f"WHERE aid <= {warm_scale * 100000}")
-    psql("VACUUM warm_accounts")
-    psql("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
-    for qname in queries:
+    # (PG_DIO_BENCH_COLD_ONLY=1: the cold runs only)
+    cold_only = os.environ.get("PG_DIO_BENCH_COLD_ONLY") == "1"
+    if not cold_only:
+        restart({**CONFIGS["core-worker"][0], "shared_buffers": "2GB"})
+        psql("CREATE TABLE IF NOT EXISTS warm_accounts AS SELECT * FROM pgbench_accounts "
+             f"WHERE aid <= {warm_scale * 100000}")
+        psql("VACUUM warm_accounts")
+        psql("CREATE EXTENSION IF NOT EXISTS pg_prewarm")
+    for qname in (() if cold_only else queries):
         for w in (0, 2):
             key = f"{qname}/{w}"
             wq = queries[qname].replace("pgbench_accounts", "warm_accounts")
@@ -293,18 +313,29 @@ def main(out_dir, scale, rounds, warm_scale):
              "vs fio: median over the rounds of each run's GiB/s over the fio run that "
              "followed its query and worker count in the same round (the disk swings minute "
              "to minute). " + settle_text(), "",
-             "| query | workers | configuration | GiB/s | CPU s/GiB | vs best core buffered | vs fio |",
-             "|---|---|---|---|---|---|---|"]
+             "Configurations: io_method worker unless named core-sync or uring/ "
+             "(io_uring); vs best core io_uring: over the best of uring/core (128kB), "
+             "uring/core-1M and uring/core-dio-1M (debug_io_direct = data).", "",
+             "| query | workers | configuration | GiB/s | CPU s/GiB | vs best core buffered | "
+             "vs best core io_uring | vs fio |",
+             "|---|---|---|---|---|---|---|---|"]
+
+    def best_of(qname, w, names):
+        ran = [c for c in names if c in configs_for(w)]
+        return max((statistics.median([x["gib_s"] for x in results["cold"][f"{qname}/{w}/{c}"]])
+                    for c in ran), default=None)
+
     for qname in queries:
         for w in workers_for(qname):
-            best = max(statistics.median([x["gib_s"] for x in results["cold"][f"{qname}/{w}/{c}"]])
-                       for c in CORE_BUFFERED if c in configs_for(w))
+            best = best_of(qname, w, CORE_BUFFERED)
+            best_uring = best_of(qname, w, CORE_URING)
             for name in configs_for(w):
                 runs = results["cold"][f"{qname}/{w}/{name}"]
                 g = [x["gib_s"] for x in runs]
+                vs_b = f"{statistics.median(g) / best:.2f}" if best else ""
+                vs_u = f"{statistics.median(g) / best_uring:.2f}" if best_uring else ""
                 lines.append(f"| {qname} | {w} | {name} | {mm(g)} | "
-                             f"{mm([x['cpu_s_per_gib'] for x in runs])} | "
-                             f"{statistics.median(g) / best:.2f} | "
+                             f"{mm([x['cpu_s_per_gib'] for x in runs])} | {vs_b} | {vs_u} | "
                              f"{vs_fio(f'{qname}/{w}/{name}', f'{qname}/{w}'):.2f} |")
     lines += ["", f"OS-cached ({gib:.2f} GiB table, evicted from shared buffers only before each "
               f"query) and warm ({warm_scale * 100000} rows in shared_buffers = 2GB): DirectSeqScan "
