@@ -414,17 +414,22 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 
--- direct reads are in pg_stat_io (bulkread) and pg_stat_user_tables
+-- direct reads are in pg_stat_io and pg_stat_user_tables: in the context
+-- core's heap scan of the table would count its reads in (bulkread where it
+-- would read through a bulk-read ring: more than shared_buffers / 4)
 SET max_parallel_workers_per_gather = 0;
+SELECT CASE WHEN pg_relation_size('ds') / 8192 >
+                 (SELECT setting::bigint / 4 FROM pg_settings WHERE name = 'shared_buffers')
+            THEN 'bulkread' ELSE 'normal' END AS io_context \gset
 SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds');
 SELECT pg_stat_force_next_flush();
 SELECT sum(reads) AS io_reads_before FROM pg_stat_io
- WHERE backend_type = 'client backend' AND object = 'relation' AND context = 'bulkread' \gset
+ WHERE backend_type = 'client backend' AND object = 'relation' AND context = :'io_context' \gset
 SELECT seq_scan AS seq_before, seq_tup_read AS tup_before FROM pg_stat_user_tables WHERE relname = 'ds' \gset
 SELECT direct_reads AS reads FROM dio_scan_stats('SELECT count(*) FROM ds') \gset
 SELECT pg_stat_force_next_flush();
 SELECT :reads > 0 AS read_directly, sum(reads) - :io_reads_before >= :reads AS io_counted FROM pg_stat_io
- WHERE backend_type = 'client backend' AND object = 'relation' AND context = 'bulkread';
+ WHERE backend_type = 'client backend' AND object = 'relation' AND context = :'io_context';
 SELECT seq_scan - :seq_before AS seq_scans, seq_tup_read - :tup_before = (SELECT count(*) FROM ds) AS tuples_counted
   FROM pg_stat_user_tables WHERE relname = 'ds';
 

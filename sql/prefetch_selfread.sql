@@ -160,14 +160,15 @@ SELECT heap_fetches, blocks_requested FROM pf_stats('SELECT id FROM pf_big WHERE
 -- starts the look-ahead must not move the index on before the TID's own index
 -- data is returned
 -- (PostgreSQL 19's scans set visibility map bits as they prune pages: every
--- check below that needs these pages not all-visible updates them again)
-CREATE FUNCTION pf_big_touch() RETURNS void LANGUAGE sql AS $$
+-- check below that needs pages not all-visible updates them again: one row
+-- on each page b with b % m < n)
+CREATE FUNCTION pf_big_touch(n int, m int) RETURNS void LANGUAGE sql AS $$
     UPDATE pf_big SET v = -v
      WHERE ctid = ANY (SELECT min(ctid) FROM pf_big
                         GROUP BY (ctid::text::point)[0]
-                       HAVING (ctid::text::point)[0]::int % 2 = 0)
+                       HAVING (ctid::text::point)[0]::int % m < n)
 $$;
-SELECT pf_big_touch();
+SELECT pf_big_touch(1, 2);
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT heap_fetches > 10000 AS fetched, heap_fetches < actual_rows AS not_all_fetched,
        blocks_read > 0 AS read_some, prefetch_max > 1 AS looked_ahead
@@ -175,14 +176,15 @@ SELECT heap_fetches > 10000 AS fetched, heap_fetches < actual_rows AS not_all_fe
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT id FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 -- ... reading the index ahead (combining) up to half of hash_mem's TIDs:
--- 585 with 64kB
-SELECT pf_big_touch();
+-- 585 with 64kB (pairs of neighbouring pages not all-visible: neighbours to
+-- combine)
+SELECT pf_big_touch(2, 4);
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT actual_rows, index_tids > 3000 + 585 + 100 AS read_ahead, blocks_combined > 0 AS combined
   FROM pf_stats('SELECT id FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
 SET work_mem = '64kB';
 SET hash_mem_multiplier = 1;
-SELECT pf_big_touch();
+SELECT pf_big_touch(2, 4);
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT actual_rows, index_tids BETWEEN 3000 + 400 AND 3000 + 585 + 100 AS bounded,
        blocks_combined > 0 AS combined

@@ -97,4 +97,35 @@ typedef uint32 DioBufState;
 #define dio_free_amroutine(am)	pfree((void *) (am))
 #endif
 
+/*
+ * EXPLAIN (IO), new in 19: a scan's prefetch and I/O figures, and read
+ * streams that collect them.  18 has neither; there the struct is pg_dio's
+ * own, with the same fields, and is never printed.
+ */
+#include "commands/explain_state.h"
+#if PG_VERSION_NUM >= 190000
+#include "executor/instrument_node.h"
+#include "storage/read_stream.h"
+typedef IOStats DioIOStats;
+#define dio_read_stream_enable_stats(stream, stats) read_stream_enable_stats(stream, stats)
+#define dio_explain_io(es)		((es)->io)
+#else
+typedef struct DioIOStats
+{
+	uint64		prefetch_count;
+	uint64		distance_sum;
+	int16		distance_max;
+	int16		distance_capacity;
+	uint64		wait_count;
+	uint64		io_count;
+	uint64		io_nblocks;
+	uint64		io_in_progress;
+} DioIOStats;
+#define dio_read_stream_enable_stats(stream, stats) ((void) (stream), (void) (stats))
+#define dio_explain_io(es)		((void) (es), false)
+#endif
+
+/* (diag_explain.c) */
+extern void dio_explain_io_stats(ExplainState *es, const DioIOStats *s);
+
 #endif							/* PG_DIO_COMPAT_H */

@@ -565,6 +565,20 @@ dio_stream_max_blocks(DioStream *s)
 	return s->req_bytes / BLCKSZ;
 }
 
+/*
+ * Blocks of the stream's reads queued ahead of its consumer: in flight, or
+ * done and not yet taken (EXPLAIN (IO)'s prefetch distance).
+ */
+int
+dio_stream_blocks_ahead(DioStream *s)
+{
+	int			n = 0;
+
+	for (int i = 0; i < s->fifo_count; i++)
+		n += s->reqs[s->fifo[(s->fifo_head + i) % s->nreqs]].nblocks;
+	return n;
+}
+
 /* Is a request free?  (Runs the caller holds occupy theirs.) */
 bool
 dio_stream_can_submit(DioStream *s)

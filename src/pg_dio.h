@@ -298,6 +298,7 @@ extern bool dio_stream_slot_free(void);
 extern DioStream *dio_stream_begin(Relation rel, ForkNumber fork, int depth);
 extern void dio_stream_set_io_context(DioStream *s, IOContext context);
 extern int	dio_stream_max_blocks(DioStream *s);
+extern int	dio_stream_blocks_ahead(DioStream *s);
 extern bool dio_stream_can_submit(DioStream *s);
 extern void dio_stream_submit(DioStream *s, BlockNumber first, int nblocks);
 extern void dio_submit_pending(void);

@@ -115,6 +115,12 @@ typedef struct DioScanCounters
 	uint64		inflight_sum;	/* ... summed in-flight counts at their submission */
 	uint64		buffered[DIO_SR_COUNT];
 	uint64		os_cached_chunks;
+	/* EXPLAIN (IO): direct blocks taken, and the blocks read ahead of each */
+	uint64		pf_count;
+	uint64		pf_dist_sum;
+	uint32		pf_dist_max;
+	uint32		pf_capacity;	/* requests x blocks a request */
+	DioIOStats	buffered_io;	/* the buffered read stream's */
 } DioScanCounters;
 
 /* parallel scans: in the DSM */
@@ -219,6 +225,7 @@ typedef struct DioScanState
 
 	/* buffered blocks: a core read stream over them, page-at-a-time visibility */
 	ReadStream *bstream;
+	DioIOStats	bstats;			/* its figures for EXPLAIN (IO), PostgreSQL 19 */
 	bool		bulkread;		/* a big relation: core's scan would use a ring */
 	BufferAccessStrategy bstrategy;
 	uint64		bq_seq;			/* read stream cursor: segment ... */
@@ -710,10 +717,13 @@ dio_buffered_next_buffer(DioScanState *st, BlockNumber blk)
 	Buffer		buf;
 
 	if (st->bstream == NULL)
+	{
 		st->bstream = read_stream_begin_relation(READ_STREAM_SEQUENTIAL | READ_STREAM_USE_BATCHING,
 												 st->bstrategy,
 												 st->rel, MAIN_FORKNUM,
 												 dio_buffered_next_block, st, 0);
+		dio_read_stream_enable_stats(st->bstream, &st->bstats);
+	}
 	buf = read_stream_next_buffer(st->bstream, NULL);
 	if (buf == InvalidBuffer)
 	{
@@ -1037,12 +1047,19 @@ dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
 			st->page_idx = 0;
 			st->run_direct = 0;
 			st->run_verify = 0;
+			/* blocks read ahead of these (EXPLAIN (IO)'s prefetch distance) */
+			{
+				uint32		ahead = (uint32) dio_stream_blocks_ahead(st->stream);
+
+				st->counters.pf_count += st->run.nblocks;
+				st->counters.pf_dist_sum += (uint64) ahead * st->run.nblocks;
+				st->counters.pf_dist_max = Max(st->counters.pf_dist_max, ahead);
+			}
+			/* (pg_stat_io counts it when it completes, io_engine.c) */
 			if (st->run.issued)
 			{
 				st->counters.reads++;
 				st->counters.read_bytes += (uint64) st->run.nblocks * BLCKSZ;
-				pgstat_count_io_op(IOOBJECT_RELATION, IOCONTEXT_BULKREAD, IOOP_READ,
-								   1, (uint64) st->run.nblocks * BLCKSZ);
 			}
 		}
 	}
@@ -1145,6 +1162,8 @@ dio_open_stream(DioScanState *st)
 	}
 	st->stream = dio_stream_begin(st->rel, MAIN_FORKNUM, dio_stream_depth(st));
 	st->max_run = dio_stream_max_blocks(st->stream);
+	st->counters.pf_capacity = Max(st->counters.pf_capacity,
+								   (uint32) (dio_stream_depth(st) * st->max_run));
 	if (st->bulkread)
 		dio_stream_set_io_context(st->stream, IOCONTEXT_BULKREAD);
 }
@@ -1460,6 +1479,20 @@ dio_counters_add(DioScanCounters *dst, const DioScanCounters *src)
 	dst->os_cached_chunks += src->os_cached_chunks;
 	for (int i = 0; i < DIO_SR_COUNT; i++)
 		dst->buffered[i] += src->buffered[i];
+	dst->pf_count += src->pf_count;
+	dst->pf_dist_sum += src->pf_dist_sum;
+	dst->pf_dist_max = Max(dst->pf_dist_max, src->pf_dist_max);
+	dst->pf_capacity = Max(dst->pf_capacity, src->pf_capacity);
+	dst->buffered_io.prefetch_count += src->buffered_io.prefetch_count;
+	dst->buffered_io.distance_sum += src->buffered_io.distance_sum;
+	dst->buffered_io.distance_max = Max(dst->buffered_io.distance_max,
+										src->buffered_io.distance_max);
+	dst->buffered_io.distance_capacity = Max(dst->buffered_io.distance_capacity,
+											 src->buffered_io.distance_capacity);
+	dst->buffered_io.wait_count += src->buffered_io.wait_count;
+	dst->buffered_io.io_count += src->buffered_io.io_count;
+	dst->buffered_io.io_nblocks += src->buffered_io.io_nblocks;
+	dst->buffered_io.io_in_progress += src->buffered_io.io_in_progress;
 }
 
 /* Snapshot of this process's counters, including waits so far. */
@@ -1468,6 +1501,7 @@ dio_current_counters(DioScanState *st)
 {
 	DioScanCounters c = st->counters;
 
+	c.buffered_io = st->bstats;
 	if (st->stream != NULL)
 	{
 		uint64		waits,
@@ -1569,6 +1603,22 @@ dio_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		return;
 	total = dio_current_counters(st);
 	dio_counters_add(&total, &st->workers_sum);
+	if (dio_explain_io(es))
+	{
+		/* as core's EXPLAIN (IO) of a Seq Scan: direct and buffered reads */
+		DioIOStats	io = total.buffered_io;
+
+		io.prefetch_count += total.pf_count;
+		io.distance_sum += total.pf_dist_sum;
+		io.distance_max = Max(io.distance_max, (int16) Min(total.pf_dist_max, PG_INT16_MAX));
+		io.distance_capacity = Max(io.distance_capacity,
+								   (int16) Min(total.pf_capacity, PG_INT16_MAX));
+		io.wait_count += total.waits;
+		io.io_count += total.issued;
+		io.io_nblocks += total.read_bytes / BLCKSZ;
+		io.io_in_progress += total.inflight_sum;
+		dio_explain_io_stats(es, &io);
+	}
 	dio_explain_counters(&total, es);
 
 	if (es->verbose && st->worker_copy != NULL)

@@ -167,6 +167,7 @@ typedef struct PfCounters
 	uint64		direct;			/* blocks read and used directly */
 	uint64		direct_fallback;	/* direct reads given to the buffer manager */
 	uint64		combined;		/* of those, advised with a neighbour (pf_advise) */
+	uint64		io_inprog;		/* selfread: advised reads in flight, summed at each read */
 	uint64		dist_max;		/* keep last: maximum, not a sum */
 } PfCounters;
 
@@ -307,6 +308,7 @@ typedef struct PfScanState
 	bool		os_sparse;		/* few found lately: check every 16th */
 	bool		os_dense;		/* nearly all found: check every 8th */
 	ReadStream *stream;
+	DioIOStats	iostats;		/* the stream's, for EXPLAIN (IO), PostgreSQL 19 */
 
 	/*
 	 * Direct reads (pf_direct_block): the consumer's current group is either
@@ -793,9 +795,6 @@ pf_direct_take(PfScanState *st, BlockNumber blk)
 	if (!dio_stream_next(st->dstream, &st->run) || st->run.first != blk)
 		elog(ERROR, "pg_dio: direct read of heap block %u out of step", blk);
 	st->have_run = true;
-	if (st->run.issued)
-		pgstat_count_io_op(IOOBJECT_RELATION, IOCONTEXT_NORMAL, IOOP_READ,
-						   1, BLCKSZ);
 	if (st->run.nvalid < 1 ||
 		!dio_direct_image_usable(heap, (Page) st->run.data, blk))
 	{
@@ -1411,6 +1410,8 @@ pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk, bool top_up)
 		if ((uint64) st->self_ahead > st->c.dist_max)
 			st->c.dist_max = st->self_ahead;
 	}
+	if (reads > 0)
+		st->c.io_inprog += Max(st->self_ios, 1);
 	st->self_ahead--;
 	if (e->flags & (PF_ADVISED | PF_DIRECT))
 		st->self_ios--;
@@ -1637,6 +1638,8 @@ pf_start(PfScanState *st)
 												ss->ss_currentRelation,
 												MAIN_FORKNUM,
 												pf_stream_next_block, st, 0);
+	if (st->stream)
+		dio_read_stream_enable_stats(st->stream, &st->iostats);
 	st->started = true;
 }
 
@@ -2428,15 +2431,41 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (st->capacity == 0 && c->blocks > 0)
 		st->capacity = pf_stream_capacity(st->css.ss.ss_currentRelation);
 
+	/*
+	 * EXPLAIN (IO), PostgreSQL 19: core's prefetch and I/O figures, in place
+	 * of pg_dio's own prefetch line: the read stream's, or in self-read mode
+	 * the scan's own (the blocks it took, how many it had advised ahead,
+	 * its reads and the advised reads in flight at each).
+	 */
+	if (dio_explain_io(es))
+	{
+		DioIOStats	io = st->iostats;
+
+		if (st->selfread)
+		{
+			io.prefetch_count = c->blocks;
+			io.distance_sum = c->dist_sum;
+			io.distance_max = (int16) Min(c->dist_max, PG_INT16_MAX);
+			io.distance_capacity = (int16) Min(st->capacity, PG_INT16_MAX);
+			io.wait_count = c->waits;
+			io.io_count = io.io_nblocks = c->blocks_read;
+			io.io_in_progress = c->io_inprog;
+		}
+		dio_explain_io_stats(es, &io);
+	}
+
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
-		ExplainIndentText(es);
-		appendStringInfo(es->str, "Prefetch: avg=%.1f max=" UINT64_FORMAT " capacity=%u",
-						 c->blocks ? (double) c->dist_sum / c->blocks : 0.0,
-						 c->dist_max, st->capacity);
-		if (c->restarts > 0)
-			appendStringInfo(es->str, " restarts=" UINT64_FORMAT, c->restarts);
-		appendStringInfoChar(es->str, '\n');
+		if (!dio_explain_io(es))
+		{
+			ExplainIndentText(es);
+			appendStringInfo(es->str, "Prefetch: avg=%.1f max=" UINT64_FORMAT " capacity=%u",
+							 c->blocks ? (double) c->dist_sum / c->blocks : 0.0,
+							 c->dist_max, st->capacity);
+			if (c->restarts > 0)
+				appendStringInfo(es->str, " restarts=" UINT64_FORMAT, c->restarts);
+			appendStringInfoChar(es->str, '\n');
+		}
 		ExplainIndentText(es);
 		appendStringInfo(es->str, "Heap Blocks: requested=" UINT64_FORMAT " read=" UINT64_FORMAT,
 						 c->blocks, c->blocks_read);
@@ -2453,14 +2482,19 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (st->timing)
 			appendStringInfo(es->str, " waits=" UINT64_FORMAT " wait time=%.3f ms",
 							 c->waits, (double) c->wait_us / 1000.0);
+		if (dio_explain_io(es) && c->restarts > 0)
+			appendStringInfo(es->str, " restarts=" UINT64_FORMAT, c->restarts);
 		appendStringInfoChar(es->str, '\n');
 	}
 	else
 	{
-		ExplainPropertyFloat("Prefetch Average", NULL,
-							 c->blocks ? (double) c->dist_sum / c->blocks : 0.0, 1, es);
-		ExplainPropertyUInteger("Prefetch Max", NULL, c->dist_max, es);
-		ExplainPropertyUInteger("Prefetch Capacity", NULL, st->capacity, es);
+		if (!dio_explain_io(es))
+		{
+			ExplainPropertyFloat("Prefetch Average", NULL,
+								 c->blocks ? (double) c->dist_sum / c->blocks : 0.0, 1, es);
+			ExplainPropertyUInteger("Prefetch Max", NULL, c->dist_max, es);
+			ExplainPropertyUInteger("Prefetch Capacity", NULL, st->capacity, es);
+		}
 		ExplainPropertyUInteger("Prefetch Restarts", NULL, c->restarts, es);
 		ExplainPropertyUInteger("Heap Blocks Requested", NULL, c->blocks, es);
 		ExplainPropertyUInteger("Heap Blocks Read", NULL, c->blocks_read, es);
@@ -2472,7 +2506,8 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Index TIDs", NULL, c->tids, es);
 		if (st->timing)
 		{
-			ExplainPropertyUInteger("I/O Waits", NULL, c->waits, es);
+			if (!dio_explain_io(es))
+				ExplainPropertyUInteger("I/O Waits", NULL, c->waits, es);
 			ExplainPropertyFloat("I/O Wait Time", "ms", (double) c->wait_us / 1000.0, 3, es);
 		}
 	}
