@@ -74,9 +74,9 @@ extern void dio_prefetch_shmem_startup(void);
 
 /* start loading the cache line at 'addr' for reading (a hint, no fault) */
 #if defined(__GNUC__) || defined(__clang__)
-#define dio_prefetch(addr)	__builtin_prefetch(addr)
+#define dio_cpu_prefetch(addr)	__builtin_prefetch(addr)
 #else
-#define dio_prefetch(addr)	((void) (addr))
+#define dio_cpu_prefetch(addr)	((void) (addr))
 #endif
 
 /* ---------- the planner hook (scan_plan.c) ---------- */

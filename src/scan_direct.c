@@ -101,8 +101,13 @@ static const char *const dio_scan_reason_names[DIO_SR_COUNT] = {
 	"resident", "not all-visible", "isolation", "verification", "I/O fallback", "OS-cached"
 };
 
-/* OS page-cache residency is checked per chunk of this many blocks (8 MB) */
+/*
+ * OS page-cache residency is checked per chunk of this many blocks (8 MB),
+ * each within one segment file (one cachestat call on one fd)
+ */
 #define DIO_CACHE_CHUNK		1024
+StaticAssertDecl(RELSEG_SIZE % DIO_CACHE_CHUNK == 0,
+				 "an OS-cache chunk must lie within one segment file");
 
 typedef struct DioScanCounters
 {
@@ -892,7 +897,7 @@ static pg_attribute_always_inline void
 dio_prefetch_next_row(DioScanState *st)
 {
 	if (st->prefetch_rows && st->vis_idx < st->nvis)
-		dio_prefetch(PageGetItem(st->page, PageGetItemId(st->page, st->vis[st->vis_idx])));
+		dio_cpu_prefetch(PageGetItem(st->page, PageGetItemId(st->page, st->vis[st->vis_idx])));
 }
 
 /*
