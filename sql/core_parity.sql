@@ -136,7 +136,7 @@ SELECT a, b FROM cp_cur WHERE b < 0 OR a IN (150, 250) ORDER BY a;
 --
 -- 5. A TID the scan finds dead to everyone gets its index entry marked dead
 -- (kill_prior_tuple), also when the scan has read the index past it (the
--- read stream, io_method=io_uring's mode, or with the advice off): a loop of
+-- read stream, with the advice off, and the scan's own reads): a loop of
 -- aborted inserts read by index scans does not grow the index.
 --
 CREATE TABLE cp_kill (key int, data text) WITH (autovacuum_enabled = off);

@@ -1,21 +1,11 @@
 --
--- prefetch_selfread: PrefetchIndexScan's own reads ahead, with io_method
--- worker or sync: it advises the kernel of the heap blocks it will want
--- (pg_dio.index_prefetch_advice), combines neighbouring ones
+-- prefetch_selfread: PrefetchIndexScan's own reads ahead: it advises the
+-- kernel of the heap blocks it will want (pg_dio.index_prefetch_advice, on
+-- by default, with every io_method), combines neighbouring ones
 -- (pg_dio.index_prefetch_combine), and reads all-visible ones with O_DIRECT
--- (pg_dio.index_direct_read), then reads each block itself.  With
--- io_method=io_uring the scan hands its blocks to core's read stream instead,
--- which does the I/O asynchronously; none of this applies, and the test says
--- so and stops (expected/prefetch_selfread_1.out).  Uses prefetch_scan's
--- helpers, and drops them.
+-- (pg_dio.index_direct_read), then reads each block itself.  Uses
+-- prefetch_scan's helpers, and drops them.
 --
-SELECT current_setting('io_method') = 'io_uring' AS io_uring \gset
-\if :io_uring
-\echo 'skipped: io_method=io_uring: the core read stream does the I/O'
-DROP FUNCTION pf_plan, pf_rows, pf_compare, pf_stats, pf_counts, pf_compare_dml,
-    pf_explain_json, pf_explain_masked, pf_sireadlocks;
-\quit
-\endif
 SET jit = off;
 SET debug_parallel_query = off;
 SET max_parallel_workers_per_gather = 0;

@@ -1600,16 +1600,17 @@ pf_start(PfScanState *st)
 	st->advice = pg_dio_index_prefetch_advice && io_method == IOMETHOD_WORKER;
 
 	/*
-	 * Unless core's I/O is truly asynchronous (io_method=io_uring), read the
-	 * heap blocks ourselves after advising them (see pf_look_ahead): at most
-	 * the tablespace's I/O concurrency of advised blocks ahead, as many reads
-	 * as the stream would have in flight, and at most the stream's capacity
-	 * of blocks.  Then no stream is begun.  Not without read-ahead (no MVCC)
-	 * or I/O concurrency.
+	 * With the advice (pg_dio.index_prefetch_advice), whatever io_method,
+	 * read the heap blocks ourselves after advising them (see
+	 * pf_look_ahead): at most the tablespace's I/O concurrency of advised
+	 * blocks ahead, as many reads as the stream would have in flight, and at
+	 * most the stream's capacity of blocks; then no stream is begun.  (Also
+	 * with io_method=io_uring: the kernel reads the advised blocks, and
+	 * neighbours combined, ahead; a read stream asks for one block at a time
+	 * in index order.)  Not without read-ahead (no MVCC) or I/O concurrency.
 	 */
 	st->self_max = get_tablespace_io_concurrency(ss->ss_currentRelation->rd_rel->reltablespace);
 	st->selfread = pg_dio_index_prefetch_advice &&
-		(io_method == IOMETHOD_WORKER || io_method == IOMETHOD_SYNC) &&
 		st->prefetch && st->self_max > 0 &&
 		!RelationUsesLocalBuffers(ss->ss_currentRelation);
 	st->combine = pg_dio_index_prefetch_combine;
@@ -2529,7 +2530,7 @@ dio_prefetch_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("pg_dio.index_prefetch_advice",
-							 "With io_method=worker or sync, PrefetchIndexScan has the kernel read the heap blocks ahead into the OS page cache (posix_fadvise) and reads them itself instead of through the read stream.",
+							 "PrefetchIndexScan has the kernel read the heap blocks ahead into the OS page cache (posix_fadvise) and reads them itself instead of through the read stream.",
 							 NULL,
 							 &pg_dio_index_prefetch_advice,
 							 true,
