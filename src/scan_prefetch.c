@@ -1737,7 +1737,10 @@ pf_trail_kill(PfScanState *st, ItemPointer dead)
 	{
 		while (st->trail_tids < st->scan_tids)
 		{
-			ItemPointer t = index_getnext_tid(st->trail, ForwardScanDirection);
+			ItemPointer t;
+
+			CHECK_FOR_INTERRUPTS();
+			t = index_getnext_tid(st->trail, ForwardScanDirection);
 
 			if (t == NULL)
 			{
