@@ -1709,51 +1709,20 @@ pf_recheck_narrow(PfScanState *st)
  * it.  Its reads are not counted in the index's statistics (core counts one
  * scan).
  */
-static void
-pf_trail_kill(PfScanState *st, ItemPointer dead)
+/* The trailing scan's next TID, not counted in the index's statistics. */
+static ItemPointer
+pf_trail_next(PfScanState *st)
 {
 	Relation	index = st->index;
 	bool		enabled = index->pgstat_enabled;
 	struct PgStat_TableStatus *info = index->pgstat_info;
-
-	if (st->trail_done)
-		return;
-	if (st->trail == NULL)
-	{
-		ScanState  *ss = &st->css.ss;
-		MemoryContext old = MemoryContextSwitchTo(ss->ps.state->es_query_cxt);
-
-		st->trail = dio_index_beginscan(ss->ss_currentRelation, index,
-										ss->ps.state->es_snapshot, NULL, st->nkeys,
-										dio_scan_read_only(ss));
-		MemoryContextSwitchTo(old);
-		index_rescan(st->trail, st->keys, st->nkeys, NULL, 0);
-		st->trail_tids = 0;
-	}
+	ItemPointer t;
 
 	index->pgstat_enabled = false;
 	index->pgstat_info = NULL;
 	PG_TRY();
 	{
-		while (st->trail_tids < st->scan_tids)
-		{
-			ItemPointer t;
-
-			CHECK_FOR_INTERRUPTS();
-			t = index_getnext_tid(st->trail, ForwardScanDirection);
-
-			if (t == NULL)
-			{
-				st->trail_done = true;
-				break;
-			}
-			st->trail_tids++;
-			if (ItemPointerEquals(t, dead))
-			{
-				st->trail->kill_prior_tuple = true;
-				break;
-			}
-		}
+		t = index_getnext_tid(st->trail, ForwardScanDirection);
 	}
 	PG_FINALLY();
 	{
@@ -1761,6 +1730,45 @@ pf_trail_kill(PfScanState *st, ItemPointer dead)
 		index->pgstat_info = info;
 	}
 	PG_END_TRY();
+	return t;
+}
+
+static void
+pf_trail_kill(PfScanState *st, ItemPointer dead)
+{
+	if (st->trail_done)
+		return;
+	if (st->trail == NULL)
+	{
+		ScanState  *ss = &st->css.ss;
+		MemoryContext old = MemoryContextSwitchTo(ss->ps.state->es_query_cxt);
+
+		st->trail = dio_index_beginscan(ss->ss_currentRelation, st->index,
+										ss->ps.state->es_snapshot, NULL, st->nkeys,
+										dio_scan_read_only(ss));
+		MemoryContextSwitchTo(old);
+		index_rescan(st->trail, st->keys, st->nkeys, NULL, 0);
+		st->trail_tids = 0;
+	}
+
+	while (st->trail_tids < st->scan_tids)
+	{
+		ItemPointer t;
+
+		CHECK_FOR_INTERRUPTS();
+		t = pf_trail_next(st);
+		if (t == NULL)
+		{
+			st->trail_done = true;
+			break;
+		}
+		st->trail_tids++;
+		if (ItemPointerEquals(t, dead))
+		{
+			st->trail->kill_prior_tuple = true;
+			break;
+		}
+	}
 }
 
 /* End the trailing scan, applying the mark it has pending. */
@@ -1770,24 +1778,7 @@ pf_trail_end(PfScanState *st)
 	if (st->trail == NULL)
 		return;
 	if (st->trail->kill_prior_tuple && !st->trail_done)
-	{
-		Relation	index = st->index;
-		bool		enabled = index->pgstat_enabled;
-		struct PgStat_TableStatus *info = index->pgstat_info;
-
-		index->pgstat_enabled = false;
-		index->pgstat_info = NULL;
-		PG_TRY();
-		{
-			(void) index_getnext_tid(st->trail, ForwardScanDirection);
-		}
-		PG_FINALLY();
-		{
-			index->pgstat_enabled = enabled;
-			index->pgstat_info = info;
-		}
-		PG_END_TRY();
-	}
+		(void) pf_trail_next(st);
 	index_endscan(st->trail);
 	st->trail = NULL;
 	st->trail_done = false;
