@@ -44,6 +44,12 @@ print_env() {
 	echo "export PATH=$BINDIR:\$PATH PGHOST=$SOCK PGPORT=$port PGUSER=$PG_DIO_DB_USER PGDATABASE=postgres"
 }
 
+# a data directory serves the major version that made it
+if [ -f "$DATA/PG_VERSION" ] && { [ "$cmd" = start ] || [ "$cmd" = env ]; } &&
+	[ "$(cat "$DATA/PG_VERSION")" != "$(pg_major "$PGC")" ]; then
+	die "cluster $name was made by PostgreSQL $(cat "$DATA/PG_VERSION"), not $(pg_major "$PGC") ($PGC): test/cluster.sh destroy $name, or use another name"
+fi
+
 case "$cmd" in
 start)
 	if [ ! -f "$DATA/PG_VERSION" ]; then

@@ -26,6 +26,8 @@ from engine_vs_fio import (ensure_table, psql, psql_script, settle, settle_text,
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
+# the bench cluster of the PostgreSQL major version under test (test/bench/run.sh)
+BENCH_CLUSTER = os.environ.get("PG_DIO_BENCH_CLUSTER", "bench")
 SIZES_FULL = ("32kB", "128kB", "256kB", "1MB")
 SIZES_QUICK = ("32kB", "128kB", "1MB")     # quick mode stays within 10 minutes
 
@@ -33,8 +35,8 @@ SIZES_QUICK = ("32kB", "128kB", "1MB")     # quick mode stays within 10 minutes
 def restart():
     psql_script("ALTER SYSTEM RESET ALL;\nALTER SYSTEM SET io_method = 'worker';\n"
                 "ALTER SYSTEM SET io_max_combine_limit = '1MB';")
-    subprocess.run([CLUSTER, "stop", "bench"], check=True, capture_output=True)
-    subprocess.run([CLUSTER, "start", "bench"], check=True, capture_output=True)
+    subprocess.run([CLUSTER, "stop", BENCH_CLUSTER], check=True, capture_output=True)
+    subprocess.run([CLUSTER, "start", BENCH_CLUSTER], check=True, capture_output=True)
 
 
 def io_totals():

@@ -54,6 +54,8 @@ from engine_vs_fio import (memory_text, pin_server, placement_text, psql,  # noq
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
+# the bench cluster of the PostgreSQL major version under test (test/bench/run.sh)
+BENCH_CLUSTER = os.environ.get("PG_DIO_BENCH_CLUSTER", "bench")
 
 BASE = {"enable_seqscan": "off", "max_parallel_workers_per_gather": "0", "jit": "off"}
 CORE_INDEX = {**BASE, "pg_dio.enable_index_prefetch": "off", "enable_bitmapscan": "off"}
@@ -144,7 +146,7 @@ COLD_ONLY = os.environ.get("PG_DIO_BENCH_COLD_ONLY") == "1"
 
 
 def start_server():
-    subprocess.run([CLUSTER, "start", "bench"], check=True, capture_output=True)
+    subprocess.run([CLUSTER, "start", BENCH_CLUSTER], check=True, capture_output=True)
     server_started()
 
 
@@ -153,7 +155,7 @@ def restart(io_method):
     if io_method == current_io_method:
         return
     psql_script(f"ALTER SYSTEM RESET ALL;\nALTER SYSTEM SET io_method = '{io_method}';")
-    subprocess.run([CLUSTER, "stop", "bench"], check=True, capture_output=True)
+    subprocess.run([CLUSTER, "stop", BENCH_CLUSTER], check=True, capture_output=True)
     start_server()
     current_io_method = io_method
 
@@ -291,7 +293,7 @@ def instructions(exps, repeat=3):
     user = ["runuser", "-u", os.environ.get("PG_DIO_OS_USER", "pgdio"), "--"] \
         if os.geteuid() == 0 else []
     out = f"/tmp/pg_dio-callgrind-{os.getpid()}.out"
-    subprocess.run([CLUSTER, "stop", "bench"], check=True, capture_output=True)
+    subprocess.run([CLUSTER, "stop", BENCH_CLUSTER], check=True, capture_output=True)
 
     def count(sess, q, n):
         stmts = [f"SET {k} = '{v}'" for k, v in sess.items()] + [q] * (1 + n)

@@ -6,7 +6,12 @@ set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
 MODE=${PG_DIO_BENCH_MODE:-quick}
+# one bench cluster per PostgreSQL major version (a data directory serves one)
+PGC=$(find_pg_config) || die "PostgreSQL not found: run test/setup.sh first"
+MAJOR=$(pg_major "$PGC")
 CLUSTER=bench
+[ "$MAJOR" = 18 ] || CLUSTER=bench-pg$MAJOR
+export PG_DIO_BENCH_CLUSTER=$CLUSTER
 WORK=$(pg_dio_workdir)
 OUT="$PG_DIO_ROOT/bench-results/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"

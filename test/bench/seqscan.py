@@ -49,6 +49,8 @@ from engine_vs_fio import (memory_text, pin_server, psql, psql_script, settle, s
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
+# the bench cluster of the PostgreSQL major version under test (test/bench/run.sh)
+BENCH_CLUSTER = os.environ.get("PG_DIO_BENCH_CLUSTER", "bench")
 CPU = reader_cpu()
 
 # io_combine_limit is silently capped by io_max_combine_limit (server start,
@@ -114,8 +116,8 @@ def restart(server_settings, force=False):
     sql = ["ALTER SYSTEM RESET ALL;"]
     sql += [f"ALTER SYSTEM SET {k} = '{v}';" for k, v in sorted(server_settings.items())]
     psql_script("\n".join(sql))
-    subprocess.run([CLUSTER, "stop", "bench"], check=True, capture_output=True)
-    subprocess.run([CLUSTER, "start", "bench"], check=True, capture_output=True)
+    subprocess.run([CLUSTER, "stop", BENCH_CLUSTER], check=True, capture_output=True)
+    subprocess.run([CLUSTER, "start", BENCH_CLUSTER], check=True, capture_output=True)
     server_started()
 
 
