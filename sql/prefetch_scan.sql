@@ -816,6 +816,26 @@ SELECT p.node, c.node, p.loops = c.loops AS same_loops, c.heap_fetches > 0 AS co
        c.index_searches AS core_index_searches, p.index_searches = c.index_searches AS same_index_searches
   FROM pf_inner_counts('SELECT sum(v.id), count(*) FROM pf_vm o JOIN pf_vm v ON v.id = o.id + 1 WHERE o.k = 2', true) p,
        pf_inner_counts('SELECT sum(v.id), count(*) FROM pf_vm o JOIN pf_vm v ON v.id = o.id + 1 WHERE o.k = 2', false) c;
+-- an EXPLAIN ANALYZE that fails keeps no entry for its workers' counters:
+-- after eight failures at eight other plan nodes (1 to 8 Limits on top) the
+-- workers' figures still add up
+DO $$
+BEGIN
+    FOR k IN 1..8 LOOP
+        BEGIN
+            EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF) ' || repeat('SELECT * FROM (', k)
+                || 'SELECT sum(p.k) / 0 FROM pf_vm v JOIN pf p ON p.id = v.id WHERE v.k = 1'
+                || repeat(') s LIMIT 1000000', k);
+            RAISE EXCEPTION 'EXPLAIN ANALYZE did not fail';
+        EXCEPTION WHEN division_by_zero THEN
+            NULL;
+        END;
+    END LOOP;
+END
+$$;
+SELECT p.node, p.index_searches = c.index_searches AS same_index_searches_after_errors
+  FROM pf_inner_counts('SELECT sum(p.k), count(*) FROM pf_vm v JOIN pf p ON p.id = v.id WHERE v.k = 1', true) p,
+       pf_inner_counts('SELECT sum(p.k), count(*) FROM pf_vm v JOIN pf p ON p.id = v.id WHERE v.k = 1', false) c;
 -- and the heap blocks our scan requested in the workers
 SELECT blocks_requested > 0 AS workers_blocks_counted
   FROM pf_stats('SELECT sum(p.k), count(*) FROM pf_vm v JOIN pf p ON p.id = v.id WHERE v.k = 1');

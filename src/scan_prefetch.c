@@ -707,7 +707,7 @@ pf_block_os_cached(PfScanState *st, BlockNumber blk)
  * cache: submit an O_DIRECT read of it to pg_dio's engine if the scan may
  * (st->direct, see pf_start), the visibility map says all-visible and the
  * block is not in shared buffers -- DirectSeqScan's rules 1-3
- * (ARCHITECTURE.md, scan_direct.c): a block not resident at submission has
+ * (docs/design.md): a block not resident at submission has
  * on disk every change our snapshot can see.  The consumer takes the image in
  * queue order (pf_direct_take) and uses it only if it passes rule 4, so that
  * every normal tuple on it is visible to us; otherwise it reads the block
@@ -2073,6 +2073,23 @@ pf_par_release(PfScanState *st)
 	st->par = NULL;
 }
 
+/*
+ * At the end of a top-level transaction no query of this backend runs any
+ * more: free entries an ERROR kept the end-scan callback from releasing.
+ */
+static void
+pf_par_xact_callback(XactEvent event, void *arg)
+{
+	if (event != XACT_EVENT_COMMIT && event != XACT_EVENT_ABORT &&
+		event != XACT_EVENT_PREPARE)
+		return;
+	if (pf_par == NULL || IsParallelWorker() || MyProcNumber < 0 ||
+		MyProcNumber >= pf_par_rows())
+		return;
+	for (int i = 0; i < PF_PAR_ENTRIES; i++)
+		pg_atomic_write_u32(&pf_par[MyProcNumber * PF_PAR_ENTRIES + i].node, 0);
+}
+
 /* Worker, at the end of the node: add our counters to the leader's entry. */
 static void
 pf_par_publish(PfScanState *st)
@@ -2515,6 +2532,8 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 void
 dio_prefetch_init(void)
 {
+	RegisterXactCallback(pf_par_xact_callback, NULL);
+
 	DefineCustomBoolVariable("pg_dio.enable_index_prefetch",
 							 "Lets the planner replace forward index scans and index-only scans of heap tables by PrefetchIndexScan.",
 							 NULL,
