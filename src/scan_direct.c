@@ -6,7 +6,7 @@
  *	  block through the buffer manager.
  *
  * Why a block read this way is a correct view for the scan's snapshot (see
- * ARCHITECTURE.md): every change to a heap page is made in a shared buffer and
+ * docs/design.md): every change to a heap page is made in a shared buffer and
  * a dirty buffer is written out before its mapping is removed, so a block that
  * is not resident when we submit its read has on disk every change made before
  * that moment -- among them every change our snapshot can see.  If the image
