@@ -12,7 +12,10 @@
  *	  is under way) inside a critical section.  Readers copy the slot and
  *	  retry until the count was even and unchanged; writers never wait.
  *	- The totals of exited backends, the reset generation and the reset
- *	  time are protected by the spinlock 'mutex'.
+ *	  time are protected by the spinlock 'mutex'.  An exiting process folds
+ *	  its counters into the totals, clears its slot and bumps fold_gen under
+ *	  it, so a reader that saw fold_gen unchanged around its pass over the
+ *	  slots counted every process exactly once.
  *	- A reset cannot touch other processes' slots (one writer each): it bumps
  *	  the reset generation; a slot whose reset_gen is older shows zeros to
  *	  readers, and its owner zeroes its counters at its next write.
@@ -43,6 +46,7 @@ typedef struct DioShared
 	pg_atomic_uint64 reset_gen;
 	TimestampTz stats_reset;
 	DioCounters exited;			/* folded in by exiting processes */
+	uint64		fold_gen;		/* folds so far */
 	int			nslots;
 	DioBackendSlot slots[FLEXIBLE_ARRAY_MEMBER];
 } DioShared;
@@ -134,18 +138,22 @@ dio_stats_detach(int code, Datum arg)
 	if (slot == NULL)
 		return;
 
-	SpinLockAcquire(&dio_shared->mutex);
-	if (slot->reset_gen == pg_atomic_read_u64(&dio_shared->reset_gen))
-		dio_counters_add(&dio_shared->exited, &slot->c);
-	SpinLockRelease(&dio_shared->mutex);
-
 	dio_stats_begin_write();
-	memset(&slot->c, 0, sizeof(slot->c));
 	slot->ninflight = 0;
 	memset(slot->inflight, 0, sizeof(slot->inflight));
+	slot->io_memory = 0;
+	dio_stats_end_write();
+
+	SpinLockAcquire(&dio_shared->mutex);
+	dio_stats_begin_write();
+	if (slot->reset_gen == pg_atomic_read_u64(&dio_shared->reset_gen))
+		dio_counters_add(&dio_shared->exited, &slot->c);
+	memset(&slot->c, 0, sizeof(slot->c));
 	slot->pid = 0;
 	slot->userid = InvalidOid;
 	dio_stats_end_write();
+	dio_shared->fold_gen++;
+	SpinLockRelease(&dio_shared->mutex);
 	dio_my_slot = NULL;
 }
 
@@ -171,6 +179,7 @@ dio_stats_attach(void)
 	memset(&slot->c, 0, sizeof(slot->c));
 	slot->ninflight = 0;
 	memset(slot->inflight, 0, sizeof(slot->inflight));
+	slot->io_memory = 0;
 	slot->pid = MyProcPid;
 	slot->userid = GetSessionUserId();
 	dio_stats_end_write();
@@ -289,12 +298,42 @@ dio_stats_read_slot(int procno, DioBackendSlot *copy)
 	return true;
 }
 
+/*
+ * Cluster totals: the exited processes' and every live slot's counters, and
+ * the reads in flight, as of one moment between two folds.
+ */
 void
-dio_stats_read_exited(DioCounters *totals)
+dio_stats_cluster_totals(DioCounters *sum, int *inflight)
 {
-	SpinLockAcquire(&dio_shared->mutex);
-	memcpy(totals, &dio_shared->exited, sizeof(DioCounters));
-	SpinLockRelease(&dio_shared->mutex);
+	DioBackendSlot *copy = palloc(sizeof(DioBackendSlot));
+
+	for (;;)
+	{
+		uint64		gen_before;
+		uint64		gen_after;
+
+		*inflight = 0;
+		SpinLockAcquire(&dio_shared->mutex);
+		memcpy(sum, &dio_shared->exited, sizeof(DioCounters));
+		gen_before = dio_shared->fold_gen;
+		SpinLockRelease(&dio_shared->mutex);
+
+		for (int i = 0; i < dio_shared->nslots; i++)
+		{
+			if (!dio_stats_read_slot(i, copy))
+				continue;
+			dio_counters_add(sum, &copy->c);
+			*inflight += copy->ninflight;
+		}
+
+		SpinLockAcquire(&dio_shared->mutex);
+		gen_after = dio_shared->fold_gen;
+		SpinLockRelease(&dio_shared->mutex);
+		if (gen_before == gen_after)
+			break;
+		CHECK_FOR_INTERRUPTS();
+	}
+	pfree(copy);
 }
 
 void
@@ -318,10 +357,4 @@ dio_stats_reset_time(void)
 	t = dio_shared->stats_reset;
 	SpinLockRelease(&dio_shared->mutex);
 	return t;
-}
-
-void
-dio_stats_add_counters(DioCounters *dst, const DioCounters *src)
-{
-	dio_counters_add(dst, src);
 }

@@ -136,8 +136,8 @@ dio_backend_stats_row(int pid, int backend_type, bool visible,
 					  const DioBackendSlot *slot, void *arg)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) arg;
-	Datum		values[2 + DIO_COUNTER_COLS];
-	bool		nulls[2 + DIO_COUNTER_COLS];
+	Datum		values[3 + DIO_COUNTER_COLS];
+	bool		nulls[3 + DIO_COUNTER_COLS];
 	DioCounters zero;
 
 	values[0] = Int32GetDatum(pid);
@@ -150,9 +150,11 @@ dio_backend_stats_row(int pid, int backend_type, bool visible,
 		memset(&zero, 0, sizeof(zero));
 		dio_counter_values(slot ? &slot->c : &zero, slot ? slot->ninflight : 0,
 						   values + 2, nulls + 2);
+		values[2 + DIO_COUNTER_COLS] = Int64GetDatum(slot ? (int64) slot->io_memory : 0);
+		nulls[2 + DIO_COUNTER_COLS] = false;
 	}
 	else
-		memset(nulls + 1, true, sizeof(bool) * (1 + DIO_COUNTER_COLS));
+		memset(nulls + 1, true, sizeof(bool) * (2 + DIO_COUNTER_COLS));
 
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
@@ -179,25 +181,11 @@ typedef struct DioSumArg
 	int			inflight;
 } DioSumArg;
 
-/* cluster totals count every backend, visible or not: no details leak */
-static void
-dio_sum_backend(int pid, int backend_type, bool visible,
-				const DioBackendSlot *slot, void *arg)
-{
-	DioSumArg  *a = (DioSumArg *) arg;
-
-	if (slot == NULL)
-		return;
-	dio_stats_add_counters(&a->sum, &slot->c);
-	a->inflight += slot->ninflight;
-}
-
+/* cluster totals count every process, visible or not: no details leak */
 static void
 dio_cluster_totals(DioSumArg *a)
 {
-	memset(a, 0, sizeof(*a));
-	dio_stats_read_exited(&a->sum);
-	dio_foreach_backend(0, dio_sum_backend, a);
+	dio_stats_cluster_totals(&a->sum, &a->inflight);
 }
 
 Datum

@@ -66,6 +66,20 @@
 #define DIO_RING_ENTRIES	512
 #define DIO_WAIT_TIMEOUT_MS 10
 #define DIO_MAX_STALLS		4
+/* how long an abort or exit waits for cancelled reads to complete */
+#define DIO_DRAIN_TIMEOUT_MS 5000
+/* io_uring_submit() retried on EAGAIN/EBUSY for at most this long */
+#define DIO_SUBMIT_RETRY_MS 1000
+
+/*
+ * Reads in flight per backend, over all its streams.  Each read has at most
+ * four completions pending (a linked delay timeout, the read, two cancels),
+ * so the completion queue (twice the ring's entries) never overflows; and
+ * the in-flight registry has an entry for each.
+ */
+#define DIO_MAX_BACKEND_READS	DIO_MAX_INFLIGHT
+StaticAssertDecl(4 * DIO_MAX_BACKEND_READS <= 2 * DIO_RING_ENTRIES,
+				 "the completion queue must hold every pending completion");
 
 /* user_data: kind << 32 | stream << 16 | request */
 #define DIO_UD_READ		0
@@ -94,6 +108,7 @@ typedef struct DioReq
 	int			stalls;			/* short reads without progress */
 	bool		short_injected;
 	bool		failed;
+	bool		hang;			/* submitted under the hang fault: no cancel */
 	DioFallback reason;
 	int			reg;			/* in-flight registry entry, or -1 */
 	instr_time	started;
@@ -155,7 +170,8 @@ static struct io_uring dio_ring;
 static int	dio_ring_state = 0;	/* 0 untried, 1 ok, -1 unavailable */
 static bool dio_broken = false;
 static int	dio_sq_pending = 0;	/* prepared SQEs not yet submitted */
-static int	dio_total_inflight = 0;
+static int	dio_total_inflight = 0;	/* reads owned by the kernel */
+static int	dio_hang_pipe[2] = {-1, -1};	/* the hang fault's empty pipe */
 
 /* the registered pool */
 static char *dio_pool_mem = NULL;
@@ -165,6 +181,9 @@ static uint32 dio_pool_req_bytes = 0;
 static int	dio_pool_nregistered = 0;	/* leading buffers registered */
 static TimestampTz dio_pool_register_tried = 0;
 static bool dio_pool_in_use = false;
+
+/* I/O buffer memory mapped by this process (leaked buffers included) */
+static size_t dio_io_mem_mapped = 0;
 
 static DioStream *dio_streams[DIO_MAX_STREAMS];
 static uint32 dio_stream_generation = 0;
@@ -179,6 +198,7 @@ const char *const dio_fallback_names[DIO_NUM_FALLBACK] = {
 	[DIO_FB_NO_ODIRECT] = "no_odirect",
 	[DIO_FB_NO_FD] = "no_fd",
 	[DIO_FB_VERIFY] = "verify",
+	[DIO_FB_NO_MEMORY] = "no_memory",
 };
 
 static void dio_resowner_release(Datum res);
@@ -266,6 +286,11 @@ dio_ring_ensure(void)
 		if (ret != -EINVAL)
 			break;
 	}
+	if (ret == 0 && dio_ring.cq.ring_entries < 4 * DIO_MAX_BACKEND_READS)
+	{
+		io_uring_queue_exit(&dio_ring);
+		ret = -ENOMEM;
+	}
 	if (ret == 0)
 	{
 		dio_ring_state = 1;
@@ -329,6 +354,44 @@ dio_pool_register(void)
 			 dio_pool_nregistered, dio_pool_nreqs);
 }
 
+/* The per-backend view's io_memory. */
+static void
+dio_io_mem_report(void)
+{
+	if (dio_my_slot == NULL)
+		return;
+	dio_stats_begin_write();
+	dio_my_slot->io_memory = dio_io_mem_mapped;
+	dio_stats_end_write();
+}
+
+/* Requests of req_bytes that fit in 'avail' bytes once rounded to huge pages. */
+static int
+dio_reqs_fitting(size_t avail, uint32 req_bytes)
+{
+	size_t		n = TYPEALIGN_DOWN(2 * 1024 * 1024, avail) / req_bytes;
+
+	return (int) Min(n, (size_t) DIO_MAX_QUEUE_DEPTH);
+}
+
+/* Bytes of I/O memory this process may still map (pg_dio.max_io_memory). */
+static size_t
+dio_io_mem_budget(void)
+{
+	size_t		limit = (size_t) pg_dio_max_io_memory_kb * 1024;
+
+	return limit > dio_io_mem_mapped ? limit - dio_io_mem_mapped : 0;
+}
+
+/* Give back a mapping of dio_map_io_mem(). */
+static void
+dio_unmap_io_mem(char *mem, size_t size)
+{
+	munmap(mem, size);
+	dio_io_mem_mapped -= size;
+	dio_io_mem_report();
+}
+
 /*
  * Anonymous memory for reads, aligned to and advised onto transparent huge
  * pages where the kernel has them.  A 256 kB read into 4 kB pages is a
@@ -336,8 +399,8 @@ dio_pool_register(void)
  * is split in two); into a huge page it is one contiguous segment.  If no
  * huge page is free the kernel maps small pages: still correct.  *size is
  * rounded up to whole huge pages (a partial one at the end would be small
- * pages, and the reads into it several times slower); munmap(mem, *size)
- * releases the mapping.
+ * pages, and the reads into it several times slower); dio_unmap_io_mem()
+ * releases the mapping.  Counted against pg_dio.max_io_memory.
  */
 static char *
 dio_map_io_mem(size_t *size_inout)
@@ -362,6 +425,8 @@ dio_map_io_mem(size_t *size_inout)
 	(void) madvise(mem, size, MADV_HUGEPAGE);
 #endif
 	*size_inout = size;
+	dio_io_mem_mapped += size;
+	dio_io_mem_report();
 	return mem;
 }
 
@@ -383,7 +448,7 @@ dio_pool_prepare(int nreqs, uint32 req_bytes)
 		{
 			if (dio_pool_nregistered > 0)
 				io_uring_unregister_buffers(&dio_ring);
-			munmap(dio_pool_mem, dio_pool_size);
+			dio_unmap_io_mem(dio_pool_mem, dio_pool_size);
 			dio_pool_mem = NULL;
 			dio_pool_nregistered = 0;
 		}
@@ -444,13 +509,15 @@ dio_stream_slot_free(void)
 
 /*
  * Ring and buffers for a stream, at its first read: a scan that ends up
- * reading nothing directly (a warm table) never pays for them.
+ * reading nothing directly (a warm table) never pays for them.  Within
+ * pg_dio.max_io_memory the stream gets fewer requests than it asked for, or
+ * none (its reads then fall back).
  */
 static void
 dio_stream_prepare(DioStream *s)
 {
-	int			nreqs = s->nreqs;
 	uint32		req_bytes = s->req_bytes;
+	int			fit = 0;
 
 	s->prepared = true;
 	if (dio_broken || !dio_ring_ensure())
@@ -458,39 +525,70 @@ dio_stream_prepare(DioStream *s)
 		s->unusable = true;
 		s->unusable_reason = DIO_FB_NO_URING;
 	}
-	/* the pool is sized for the setting, so that a shallower stream (a
-	 * process of a parallel scan) does not make it be rebuilt */
-	else if (!dio_pool_in_use &&
-			 dio_pool_prepare(Max(nreqs, pg_dio_queue_depth), req_bytes))
+	else if (!dio_pool_in_use)
 	{
-		s->primary = true;
-		dio_pool_in_use = true;
-		s->mem = dio_pool_mem;
+		/*
+		 * The pool is sized for the setting, so that a shallower stream (a
+		 * process of a parallel scan) does not make it be rebuilt; a rebuild
+		 * gives its current memory back first.
+		 */
+		fit = dio_reqs_fitting(dio_io_mem_budget() +
+							   (dio_pool_mem != NULL ? dio_pool_size : 0),
+							   req_bytes);
+		fit = Min(Max(s->nreqs, pg_dio_queue_depth), fit);
+		if (fit > 0 && dio_pool_prepare(fit, req_bytes))
+		{
+			s->primary = true;
+			dio_pool_in_use = true;
+			s->mem = dio_pool_mem;
+		}
+		else if (fit > 0)
+			fit = -1;
 	}
 	else
 	{
 		/* a nested stream: private, unregistered buffers */
-		size_t		size = (size_t) nreqs * req_bytes;
-		char	   *mem = dio_map_io_mem(&size);
+		fit = Min(s->nreqs, dio_reqs_fitting(dio_io_mem_budget(), req_bytes));
+		if (fit > 0)
+		{
+			size_t		size = (size_t) fit * req_bytes;
 
-		if (mem == NULL)
-		{
-			s->unusable = true;
-			s->unusable_reason = DIO_FB_IO_ERROR;
-			dio_note_fallback(DIO_FB_IO_ERROR, "could not allocate I/O buffers");
-		}
-		else
-		{
-			s->mem = mem;
+			s->mem = dio_map_io_mem(&size);
 			s->mem_size = size;
+			if (s->mem == NULL)
+				fit = -1;
 		}
 	}
 
-	for (int i = 0; i < nreqs; i++)
+	if (!s->unusable && s->mem == NULL)
+	{
+		s->unusable = true;
+		if (fit == 0)
+		{
+			char		msg[128];
+
+			snprintf(msg, sizeof(msg),
+					 "pg_dio.max_io_memory (%d kB) is taken by other read streams of this process",
+					 pg_dio_max_io_memory_kb);
+			s->unusable_reason = DIO_FB_NO_MEMORY;
+			dio_note_fallback(DIO_FB_NO_MEMORY, msg);
+		}
+		else
+		{
+			s->unusable_reason = DIO_FB_IO_ERROR;
+			dio_note_fallback(DIO_FB_IO_ERROR, "could not allocate I/O buffers");
+		}
+		return;
+	}
+	if (s->unusable)
+		return;
+
+	s->nreqs = Min(s->nreqs, fit);
+	for (int i = 0; i < s->nreqs; i++)
 	{
 		DioReq	   *r = &s->reqs[i];
 
-		r->buf = s->mem ? s->mem + (size_t) i * req_bytes : NULL;
+		r->buf = s->mem + (size_t) i * req_bytes;
 		r->buf_index = (s->primary && i < dio_pool_nregistered) ? i : -1;
 	}
 }
@@ -579,11 +677,16 @@ dio_stream_blocks_ahead(DioStream *s)
 	return n;
 }
 
-/* Is a request free?  (Runs the caller holds occupy theirs.) */
+/*
+ * Is a request free?  (Runs the caller holds occupy theirs.)  While the
+ * process has DIO_MAX_BACKEND_READS in flight, only a stream with nothing
+ * queued may submit (dio_stream_submit then waits for room).
+ */
 bool
 dio_stream_can_submit(DioStream *s)
 {
-	return s->fifo_count + s->nheld < s->nreqs;
+	return s->fifo_count + s->nheld < s->nreqs &&
+		(dio_total_inflight < DIO_MAX_BACKEND_READS || s->fifo_count == 0);
 }
 
 static void
@@ -593,10 +696,16 @@ dio_flush(void)
 
 	if (dio_sq_pending == 0)
 		return;
-	do
+	/* a kernel short of memory or with completions to flush says try again */
+	for (int tries = 0;; tries++)
 	{
 		ret = io_uring_submit(&dio_ring);
-	} while (ret == -EINTR || ret == -EAGAIN);
+		if ((ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) ||
+			tries >= DIO_SUBMIT_RETRY_MS)
+			break;
+		if (ret != -EINTR)
+			pg_usleep(1000L);
+	}
 	dio_stats_begin_write();
 	dio_my_slot->c.submit_calls++;
 	dio_stats_end_write();
@@ -647,7 +756,9 @@ dio_req_prep(DioStream *s, DioReq *r)
 	}
 
 	sqe = dio_get_sqe();
-	if (r->buf_index >= 0)
+	if (r->hang)
+		io_uring_prep_read(sqe, dio_hang_pipe[0], r->buf, r->len, (uint64) -1);
+	else if (r->buf_index >= 0)
 		io_uring_prep_read_fixed(sqe, fd, r->buf + r->done, r->len - r->done,
 								 r->offset + r->done, r->buf_index);
 	else
@@ -999,6 +1110,20 @@ dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
 		(first + nblocks - 1) / RELSEG_SIZE != segno)
 		elog(ERROR, "pg_dio: invalid read request (%u, %d)", first, nblocks);
 
+	if (!s->prepared)
+		dio_stream_prepare(s);
+
+	/* room for one more read in flight in this process */
+	while (!s->unusable && !dio_broken &&
+		   dio_total_inflight >= DIO_MAX_BACKEND_READS)
+	{
+		if (!dio_wait_and_reap(true, NULL))
+			ereport(ERROR,
+					(errcode(ERRCODE_IO_ERROR),
+					 errmsg("pg_dio: io_uring failed while reads were in flight")));
+		CHECK_FOR_INTERRUPTS();
+	}
+
 	for (slot = 0; slot < s->nreqs; slot++)
 		if (s->reqs[slot].state == DIO_REQ_FREE)
 		{
@@ -1015,10 +1140,8 @@ dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
 	r->short_injected = false;
 	r->offset = (off_t) (first % RELSEG_SIZE) * BLCKSZ;
 	r->segfd = -1;
+	r->hang = false;
 	s->fifo[(s->fifo_head + s->fifo_count) % s->nreqs] = slot;
-
-	if (!s->prepared)
-		dio_stream_prepare(s);
 	s->fifo_count++;
 
 	if (s->unusable)
@@ -1036,6 +1159,8 @@ dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
 		return;
 	}
 
+	if (pg_dio_inject_fault == DIO_FAULT_HANG)
+		r->hang = dio_hang_pipe[0] >= 0 || pipe(dio_hang_pipe) == 0;
 	r->state = DIO_REQ_INFLIGHT;
 	s->fds[r->segfd].pending++;
 	s->ninflight++;
@@ -1298,6 +1423,9 @@ dio_stream_release(DioStream *s, DioRun *run)
 static bool
 dio_stream_drain(DioStream *s)
 {
+	instr_time	start,
+				now;
+
 	if (s->ninflight == 0)
 		return true;
 	if (dio_broken)
@@ -1308,7 +1436,8 @@ dio_stream_drain(DioStream *s)
 		DioReq	   *r = &s->reqs[i];
 		struct io_uring_sqe *sqe;
 
-		if (r->state != DIO_REQ_INFLIGHT)
+		/* the hang fault models a device that ignores cancels */
+		if (r->state != DIO_REQ_INFLIGHT || r->hang)
 			continue;
 		if (io_uring_sq_space_left(&dio_ring) < 2)
 			dio_flush();
@@ -1326,10 +1455,27 @@ dio_stream_drain(DioStream *s)
 		dio_sq_pending++;
 	}
 
+	INSTR_TIME_SET_CURRENT(start);
 	while (s->ninflight > 0)
 	{
 		if (!dio_wait_and_reap(false, NULL))
 			return false;
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (s->ninflight > 0 &&
+			INSTR_TIME_GET_MILLISEC(now) >= DIO_DRAIN_TIMEOUT_MS)
+		{
+			/*
+			 * A late completion could land in a request reused by another
+			 * stream: no read goes through this ring again.
+			 */
+			dio_broken = true;
+			ereport(LOG,
+					(errmsg("pg_dio: %d direct reads did not complete within %d ms of being cancelled",
+							s->ninflight, DIO_DRAIN_TIMEOUT_MS),
+					 errdetail("Their buffers are abandoned, and this process reads through the buffer manager from now on.")));
+			return false;
+		}
 	}
 	return true;
 }
@@ -1372,7 +1518,7 @@ dio_stream_teardown(DioStream *s)
 	if (s->primary)
 		dio_pool_in_use = false;
 	else if (s->mem != NULL)
-		munmap(s->mem, s->mem_size);
+		dio_unmap_io_mem(s->mem, s->mem_size);
 	s->mem = NULL;
 	s->in_use = false;
 }
@@ -1442,7 +1588,7 @@ dio_engine_shutdown(int code, Datum arg)
 		io_uring_queue_exit(&dio_ring);
 		dio_ring_state = 0;
 		if (dio_pool_mem != NULL)
-			munmap(dio_pool_mem, dio_pool_size);
+			dio_unmap_io_mem(dio_pool_mem, dio_pool_size);
 		dio_pool_mem = NULL;
 	}
 	dio_engine_ready = false;

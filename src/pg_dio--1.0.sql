@@ -40,13 +40,15 @@ CREATE FUNCTION pg_dio_backend_stats(pid integer DEFAULT NULL,
     OUT fallback_no_odirect bigint,
     OUT fallback_no_fd bigint,
     OUT fallback_verify bigint,
+    OUT fallback_no_memory bigint,
     OUT errors bigint,
     OUT short_reads bigint,
     OUT submit_calls bigint,
     OUT wait_calls bigint,
     OUT wait_time_ms double precision,
     OUT max_inflight bigint,
-    OUT reads_in_flight integer)
+    OUT reads_in_flight integer,
+    OUT io_memory bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_dio_backend_stats'
 LANGUAGE C CALLED ON NULL INPUT VOLATILE PARALLEL RESTRICTED;
@@ -62,6 +64,7 @@ CREATE FUNCTION pg_dio_cluster_stats(
     OUT fallback_no_odirect bigint,
     OUT fallback_no_fd bigint,
     OUT fallback_verify bigint,
+    OUT fallback_no_memory bigint,
     OUT errors bigint,
     OUT short_reads bigint,
     OUT submit_calls bigint,

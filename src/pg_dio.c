@@ -29,6 +29,7 @@ PG_MODULE_MAGIC_EXT(.name = "pg_dio",.version = PG_DIO_VERSION);
 
 int			pg_dio_queue_depth = 16;
 int			pg_dio_io_size_kb = 1024;
+int			pg_dio_max_io_memory_kb = 256 * 1024;
 int			pg_dio_inject_fault = DIO_FAULT_NONE;
 int			pg_dio_inject_delay_ms = 200;
 
@@ -41,6 +42,7 @@ static const struct config_enum_entry dio_fault_options[] = {
 	{"delay", DIO_FAULT_DELAY, false},
 	{"corrupt", DIO_FAULT_CORRUPT, false},
 	{"fsync", DIO_FAULT_FSYNC, false},
+	{"hang", DIO_FAULT_HANG, false},
 	{NULL, 0, false}
 };
 
@@ -97,6 +99,14 @@ _PG_init(void)
 							1024, DIO_MIN_IO_SIZE_KB, DIO_MAX_IO_SIZE_KB,
 							PGC_USERSET, GUC_UNIT_KB,
 							dio_check_io_size, NULL, NULL);
+
+	DefineCustomIntVariable("pg_dio.max_io_memory",
+							"Most I/O buffer memory one process maps for direct reads.",
+							"A read stream that would exceed it gets fewer reads in flight, or reads through the buffer manager.",
+							&pg_dio_max_io_memory_kb,
+							256 * 1024, 2 * 1024, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("pg_dio.inject_fault",
 							 "Test only: makes the read engine fail in the given way.",

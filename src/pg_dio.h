@@ -40,10 +40,12 @@ typedef enum DioFault
 	DIO_FAULT_DELAY,
 	DIO_FAULT_CORRUPT,
 	DIO_FAULT_FSYNC,			/* pg_dio_evict's write-back fails (EIO) */
+	DIO_FAULT_HANG,				/* reads wait on an empty pipe, uncancelled */
 } DioFault;
 
 extern PGDLLIMPORT int pg_dio_queue_depth;
 extern PGDLLIMPORT int pg_dio_io_size_kb;
+extern PGDLLIMPORT int pg_dio_max_io_memory_kb;
 extern PGDLLIMPORT int pg_dio_inject_fault;
 extern PGDLLIMPORT int pg_dio_inject_delay_ms;
 extern PGDLLIMPORT bool pg_dio_enable_direct_scan;
@@ -186,9 +188,10 @@ typedef enum DioFallback
 	DIO_FB_NO_ODIRECT,			/* O_DIRECT refused (EINVAL) */
 	DIO_FB_NO_FD,				/* out of file descriptors */
 	DIO_FB_VERIFY,				/* the page read failed verification */
+	DIO_FB_NO_MEMORY,			/* pg_dio.max_io_memory reached */
 } DioFallback;
 
-#define DIO_NUM_FALLBACK (DIO_FB_VERIFY + 1)
+#define DIO_NUM_FALLBACK (DIO_FB_NO_MEMORY + 1)
 
 extern const char *const dio_fallback_names[DIO_NUM_FALLBACK];
 
@@ -242,6 +245,7 @@ typedef struct DioBackendSlot
 	uint64		reset_gen;		/* last cluster reset this slot applied */
 	DioCounters c;
 	int			ninflight;
+	uint64		io_memory;		/* bytes of I/O buffers mapped now */
 	DioInflight inflight[DIO_MAX_INFLIGHT];
 } DioBackendSlot;
 
@@ -262,10 +266,9 @@ extern void dio_stats_count_blocks(uint64 ndirect, DioFallback reason,
 /* read-side API for the SQL functions (diag_views.c) */
 extern int	dio_stats_nslots(void);
 extern bool dio_stats_read_slot(int procno, DioBackendSlot *copy);
-extern void dio_stats_read_exited(DioCounters *totals);
+extern void dio_stats_cluster_totals(DioCounters *sum, int *inflight);
 extern void dio_stats_reset(void);
 extern TimestampTz dio_stats_reset_time(void);
-extern void dio_stats_add_counters(DioCounters *dst, const DioCounters *src);
 
 /* ---------- relation tools (tool_read.c) ---------- */
 

@@ -117,6 +117,25 @@ else
 	failed=$((failed + 1))
 	failed_suites+=(cancel-loops)
 fi
+# totals_race.py: cluster totals polled while backends exit
+echo "== reliability: cluster totals while backends exit"
+if python3 "$PG_DIO_ROOT/test/reliability/totals_race.py" 2>&1 |
+	tee "$OUT/totals_race.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+	failed_suites+=(totals-race)
+fi
+# hang_test.py: reads that never complete (after the cancel loops: the reads
+# it abandons stay counted as in flight until it resets the counters)
+echo "== reliability: reads that never complete (cancel, ROLLBACK, terminate)"
+if python3 "$PG_DIO_ROOT/test/reliability/hang_test.py" 2>&1 |
+	tee "$OUT/hang_test.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
+	passed=$((passed + 1))
+else
+	failed=$((failed + 1))
+	failed_suites+=(hang)
+fi
 
 # --- kill -9 with reads in flight (a cluster of its own) ---------------------
 echo "== crash: kill -9 with direct reads in flight"
