@@ -217,6 +217,7 @@ SELECT results_eq(
              ('pg_dio.index_prefetch_advice', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.index_prefetch_combine', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.io_size', 'integer', 'kB', '8', '1024', 'user', '1024'),
+             ('pg_dio.max_io_memory', 'integer', 'kB', '2048', '2147483647', 'user', '262144'),
              ('pg_dio.os_cache_check', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.queue_depth', 'integer', NULL, '1', '128', 'user', '16'),
              ('pg_dio.resident_sweep', 'enum', NULL, NULL, NULL, 'user', 'auto')$$,

@@ -1,7 +1,7 @@
 -- The columns of pg_dio's views and the OUT columns of its functions:
 -- names, order and types.
 BEGIN;
-SELECT plan(56);
+SELECT plan(58);
 
 -- pg_stat_aios
 SELECT columns_are('public', 'pg_stat_aios', ARRAY[
@@ -50,6 +50,7 @@ SELECT columns_are('public', 'pg_stat_aio_backends', ARRAY[
     'fallback_no_odirect',
     'fallback_no_fd',
     'fallback_verify',
+    'fallback_no_memory',
     'errors',
     'short_reads',
     'submit_calls',
@@ -57,6 +58,7 @@ SELECT columns_are('public', 'pg_stat_aio_backends', ARRAY[
     'wait_time_ms',
     'max_inflight',
     'reads_in_flight',
+    'io_memory',
     'core_reads',
     'core_read_bytes',
     'core_read_time',
@@ -78,6 +80,7 @@ SELECT col_type_is('public', 'pg_stat_aio_backends', c, t, 'pg_stat_aio_backends
     ('fallback_no_odirect', 'bigint'),
     ('fallback_no_fd', 'bigint'),
     ('fallback_verify', 'bigint'),
+    ('fallback_no_memory', 'bigint'),
     ('errors', 'bigint'),
     ('short_reads', 'bigint'),
     ('submit_calls', 'bigint'),
@@ -85,6 +88,7 @@ SELECT col_type_is('public', 'pg_stat_aio_backends', c, t, 'pg_stat_aio_backends
     ('wait_time_ms', 'double precision'),
     ('max_inflight', 'bigint'),
     ('reads_in_flight', 'integer'),
+    ('io_memory', 'bigint'),
     ('core_reads', 'bigint'),
     ('core_read_bytes', 'bigint'),
     ('core_read_time', 'double precision'),
@@ -94,7 +98,7 @@ SELECT col_type_is('public', 'pg_stat_aio_backends', c, t, 'pg_stat_aio_backends
 SELECT is(ARRAY(SELECT attname::text FROM pg_catalog.pg_attribute
                 WHERE attrelid = 'public.pg_stat_aio_backends'::regclass AND attnum > 0 AND NOT attisdropped
                 ORDER BY attnum),
-          ARRAY['pid', 'backend_type', 'reads_submitted', 'reads_completed', 'bytes_read', 'blocks_direct', 'blocks_fallback', 'fallback_io_error', 'fallback_no_uring', 'fallback_no_odirect', 'fallback_no_fd', 'fallback_verify', 'errors', 'short_reads', 'submit_calls', 'wait_calls', 'wait_time_ms', 'max_inflight', 'reads_in_flight', 'core_reads', 'core_read_bytes', 'core_read_time', 'core_hits', 'core_writes', 'core_write_bytes'],
+          ARRAY['pid', 'backend_type', 'reads_submitted', 'reads_completed', 'bytes_read', 'blocks_direct', 'blocks_fallback', 'fallback_io_error', 'fallback_no_uring', 'fallback_no_odirect', 'fallback_no_fd', 'fallback_verify', 'fallback_no_memory', 'errors', 'short_reads', 'submit_calls', 'wait_calls', 'wait_time_ms', 'max_inflight', 'reads_in_flight', 'io_memory', 'core_reads', 'core_read_bytes', 'core_read_time', 'core_hits', 'core_writes', 'core_write_bytes'],
           'pg_stat_aio_backends''s columns are in the documented order');
 
 -- pg_stat_aio_histogram
@@ -163,13 +167,15 @@ SELECT results_eq(
              ('fallback_no_odirect', 'bigint', 'o'),
              ('fallback_no_fd', 'bigint', 'o'),
              ('fallback_verify', 'bigint', 'o'),
+             ('fallback_no_memory', 'bigint', 'o'),
              ('errors', 'bigint', 'o'),
              ('short_reads', 'bigint', 'o'),
              ('submit_calls', 'bigint', 'o'),
              ('wait_calls', 'bigint', 'o'),
              ('wait_time_ms', 'double precision', 'o'),
              ('max_inflight', 'bigint', 'o'),
-             ('reads_in_flight', 'integer', 'o')$$,
+             ('reads_in_flight', 'integer', 'o'),
+             ('io_memory', 'bigint', 'o')$$,
     'pg_dio_backend_stats(integer): argument and result column names, types and modes');
 
 -- pg_dio_cluster_stats(): every argument, in order (i = IN, o = OUT)
@@ -190,6 +196,7 @@ SELECT results_eq(
              ('fallback_no_odirect', 'bigint', 'o'),
              ('fallback_no_fd', 'bigint', 'o'),
              ('fallback_verify', 'bigint', 'o'),
+             ('fallback_no_memory', 'bigint', 'o'),
              ('errors', 'bigint', 'o'),
              ('short_reads', 'bigint', 'o'),
              ('submit_calls', 'bigint', 'o'),
@@ -257,7 +264,7 @@ SELECT results_eq(
 SELECT is(
     ARRAY(SELECT attname::text FROM pg_catalog.pg_attribute
            WHERE attrelid = 'public.pg_stat_aio_backends'::regclass AND attnum > 0
-           ORDER BY attnum LIMIT 19),
+           ORDER BY attnum LIMIT 21),
     ARRAY(SELECT a.n FROM pg_catalog.pg_proc p,
                  unnest(p.proargnames, p.proargmodes::text[]) WITH ORDINALITY AS a(n, m, o)
            WHERE p.oid = 'public.pg_dio_backend_stats(integer)'::regprocedure AND a.m = 'o'
@@ -266,11 +273,11 @@ SELECT is(
 SELECT is(
     ARRAY(SELECT attname::text FROM pg_catalog.pg_attribute
            WHERE attrelid = 'public.pg_stat_aio_backends'::regclass AND attnum > 2
-           ORDER BY attnum LIMIT 17),
+           ORDER BY attnum LIMIT 18),
     ARRAY(SELECT a.n FROM pg_catalog.pg_proc p,
                  unnest(p.proargnames, p.proargmodes::text[]) WITH ORDINALITY AS a(n, m, o)
            WHERE p.oid = 'public.pg_dio_cluster_stats()'::regprocedure AND a.m = 'o'
-           ORDER BY a.o LIMIT 17),
+           ORDER BY a.o LIMIT 18),
     'per-backend and cluster-wide counters have the same names in the same order');
 
 SELECT * FROM finish();
