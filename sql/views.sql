@@ -99,3 +99,23 @@ SELECT pg_dio_relation(t.reltablespace, t.reldatabase, t.relfilenode) AS relatio
   FROM pg_dio_aio_target(format('Blöcke 32..47 in Datei »%s«', pg_relation_filepath('dio_t'))) t;
 SELECT pg_dio_relation(t.reltablespace, t.reldatabase, t.relfilenode) AS relation, t.fork, t.block
   FROM pg_dio_aio_target(format('ファイル"%s_vm"のブロック0', pg_relation_filepath('dio_t'))) t;
+
+-- base/ holds pg_default's files, also in a database whose default
+-- tablespace is another (an in-place one here, under pg_tblspc/): a table
+-- put in pg_default there is found, as one in the database's default is
+SET allow_in_place_tablespaces = on;
+CREATE TABLESPACE dio_spc LOCATION '';
+RESET allow_in_place_tablespaces;
+CREATE DATABASE dio_spcdb TABLESPACE dio_spc;
+\c dio_spcdb
+CREATE EXTENSION pg_dio;
+CREATE TABLE dio_in_spc (a int);
+CREATE TABLE dio_in_default (a int) TABLESPACE pg_default;
+SELECT c.relname, pg_relation_filepath(c.oid) LIKE 'pg_tblspc/%' AS under_pg_tblspc,
+       pg_dio_relation(t.reltablespace, t.reldatabase, t.relfilenode) AS relation
+  FROM pg_class c,
+       pg_dio_aio_target(format('block 0 in file "%s"', pg_relation_filepath(c.oid))) t
+ WHERE c.relname IN ('dio_in_spc', 'dio_in_default') ORDER BY 1;
+\c contrib_regression
+DROP DATABASE dio_spcdb;
+DROP TABLESPACE dio_spc;

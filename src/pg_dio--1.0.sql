@@ -125,7 +125,8 @@ $$;
 -- 'blocks N..M in file "P"', 'block N in file "P"' or 'file "P"'; the
 -- translations change the words and the quotes, and some name the blocks
 -- after the file or in the other order.  So no word of it is read.  P is
--- found by its shape, which is never translated: base/<db>/<filenode>,
+-- found by its shape, which is never translated: base/<db>/<filenode> (in
+-- pg_default, whatever the database's default tablespace),
 -- global/<filenode> or pg_tblspc/<spc>/<version dir>/<db>/<filenode>, a
 -- temporary relation's filenode written t<proc>_<filenode>, then _<fork>
 -- (none for main) and possibly a .<segment>.  The integers outside P are the
@@ -143,9 +144,7 @@ LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
     SELECT CASE WHEN p.m[1] = 'global' THEN 1664::oid
                 WHEN p.m[3] IS NOT NULL THEN p.m[3]::oid
-                WHEN p.m[2] IS NOT NULL THEN
-                    (SELECT dattablespace FROM pg_catalog.pg_database
-                      WHERE datname = pg_catalog.current_database())
+                WHEN p.m[2] IS NOT NULL THEN 1663::oid
            END,
            CASE WHEN p.m[1] = 'global' THEN 0::oid
                 ELSE coalesce(p.m[2], p.m[4])::oid
