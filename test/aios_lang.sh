@@ -104,7 +104,7 @@ INSERT INTO aios_lang SELECT g, repeat('x', 400) FROM generate_series(1, 40000) 
 VACUUM (FREEZE) aios_lang;
 CREATE TABLE aios_lang_desc (lc text, target_desc text);
 CREATE TABLE aios_lang_rows (lc text, relation regclass, fork text, block bigint);
--- one pass over aios_lang, cold; every 200 rows the I/O this backend has in
+-- one pass over aios_lang, cold; every 20 rows the I/O this backend has in
 -- flight (pg_aios keeps a read until its buffers are consumed); returns the
 -- pg_stat_aios rows caught with the current lc_messages
 CREATE FUNCTION aios_lang_capture() RETURNS bigint LANGUAGE plpgsql AS $f$
@@ -115,7 +115,7 @@ BEGIN
     PERFORM pg_dio_evict('aios_lang');
     FOR r IN SELECT id FROM aios_lang LOOP
         i := i + 1;
-        CONTINUE WHEN i % 200 <> 0;
+        CONTINUE WHEN i % 20 <> 0;
         INSERT INTO aios_lang_desc
             SELECT current_setting('lc_messages'), a.target_desc
               FROM pg_aios a
