@@ -66,3 +66,56 @@ SELECT pg_dio_relation(t.reltablespace, t.reldatabase, t.relfilenode) AS relatio
   FROM pg_dio_aio_target(format('block 0 in file "%s_vm"', pg_relation_filepath('dio_t'))) t;
 SELECT pg_dio_relation(t.reltablespace, t.reldatabase, t.relfilenode) AS relation
   FROM pg_dio_aio_target(format('block 0 in file "%s"', pg_relation_filepath('pg_database'))) t;
+
+-- the same in the server's other languages (lc_messages): PostgreSQL 18's
+-- translations of these messages change the words and the quotes, Swedish
+-- has one word for block and blocks, Japanese names the file first; every
+-- one must be taken apart as the English is
+SELECT d, t.* FROM (VALUES
+    ('Blöcke 128..143 in Datei »base/5/16384«'),
+    ('Block 7 in Datei »base/5/16384_vm«'),
+    ('Datei »base/5/16384«'),
+    ('ファイル"base/5/16384"でブロック範囲 128...143'),
+    ('ファイル"global/1262"のブロック0'),
+    ('해당 블록: 1..2, 해당 파일: "pg_tblspc/16500/PG_18_202506291/5/16501_fsm"'),
+    ('해당 블록: 3, 해당 파일: "base/5/t3_16402"'),
+    ('блоки 128..143 в файле "base/5/16384"'),
+    ('блок 7 у файлі "base/5/16384_vm"'),
+    ('block 128..143 i fil "base/5/16384"'),
+    ('block 128 i fil "base/5/16384"'),
+    ('ბლოკები 128..143 ფაილში "base/5/16384"')) AS v(d), pg_dio_aio_target(d) t;
+-- and what a translation could still do: name the range's last block first,
+-- drop the quotes; a segment number is part of the path; three integers are
+-- no block, a path inside a longer word no path
+SELECT d, t.* FROM (VALUES
+    ('blocks 143..128 in file "base/5/16384"'),
+    ('block 9 in file base/5/16384.'),
+    ('block 9 in file "base/5/16384.1"'),
+    ('blocks 1..2..3 in file "base/5/16384"'),
+    ('block 9 in file "database/5/16384"'),
+    ('block 9 in file "base/5/16384x"')) AS v(d), pg_dio_aio_target(d) t;
+-- resolved to the relation from a German and a Japanese description
+SELECT pg_dio_relation(t.reltablespace, t.reldatabase, t.relfilenode) AS relation, t.fork, t.block
+  FROM pg_dio_aio_target(format('Blöcke 32..47 in Datei »%s«', pg_relation_filepath('dio_t'))) t;
+SELECT pg_dio_relation(t.reltablespace, t.reldatabase, t.relfilenode) AS relation, t.fork, t.block
+  FROM pg_dio_aio_target(format('ファイル"%s_vm"のブロック0', pg_relation_filepath('dio_t'))) t;
+
+-- base/ holds pg_default's files, also in a database whose default
+-- tablespace is another (an in-place one here, under pg_tblspc/): a table
+-- put in pg_default there is found, as one in the database's default is
+SET allow_in_place_tablespaces = on;
+CREATE TABLESPACE dio_spc LOCATION '';
+RESET allow_in_place_tablespaces;
+CREATE DATABASE dio_spcdb TABLESPACE dio_spc;
+\c dio_spcdb
+CREATE EXTENSION pg_dio;
+CREATE TABLE dio_in_spc (a int);
+CREATE TABLE dio_in_default (a int) TABLESPACE pg_default;
+SELECT c.relname, pg_relation_filepath(c.oid) LIKE 'pg_tblspc/%' AS under_pg_tblspc,
+       pg_dio_relation(t.reltablespace, t.reldatabase, t.relfilenode) AS relation
+  FROM pg_class c,
+       pg_dio_aio_target(format('block 0 in file "%s"', pg_relation_filepath(c.oid))) t
+ WHERE c.relname IN ('dio_in_spc', 'dio_in_default') ORDER BY 1;
+\c contrib_regression
+DROP DATABASE dio_spcdb;
+DROP TABLESPACE dio_spc;

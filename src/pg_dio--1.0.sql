@@ -123,10 +123,19 @@ AS $$
     WHERE d.datname = pg_catalog.current_database()
 $$;
 
--- Take apart core's description of an AIO target, as pg_aios shows it:
--- 'block N in file "P"', 'blocks N..M in file "P"' or 'file "P"', where P is
--- base/<db>/<filenode>[_<fork>], global/<filenode>[_<fork>] or
--- pg_tblspc/<spc>/<version dir>/<db>/<filenode>[_<fork>].
+-- Take apart core's description of an AIO target, as pg_aios shows it.  Core
+-- writes it in the server's message language (lc_messages): in English
+-- 'blocks N..M in file "P"', 'block N in file "P"' or 'file "P"'; the
+-- translations change the words and the quotes, and some name the blocks
+-- after the file or in the other order.  So no word of it is read.  P is
+-- found by its shape, which is never translated: base/<db>/<filenode> (in
+-- pg_default, whatever the database's default tablespace),
+-- global/<filenode> or pg_tblspc/<spc>/<version dir>/<db>/<filenode>, a
+-- temporary relation's filenode written t<proc>_<filenode>, then _<fork>
+-- (none for main) and possibly a .<segment>.  The integers outside P are the
+-- blocks: one is the block, two a range, whose first block is the smaller;
+-- any other count leaves block NULL.  Without such a path every column is
+-- NULL.
 CREATE FUNCTION pg_dio_aio_target(target_desc text,
     OUT reltablespace oid,
     OUT reldatabase oid,
@@ -136,22 +145,30 @@ CREATE FUNCTION pg_dio_aio_target(target_desc text,
 RETURNS record
 LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
-    SELECT CASE WHEN p.file LIKE 'global/%' THEN 1664::oid
-                WHEN p.file LIKE 'pg_tblspc/%' THEN
-                    pg_catalog.substring(p.file, '^pg_tblspc/(\d+)/')::oid
-                WHEN p.file LIKE 'base/%' THEN
-                    (SELECT dattablespace FROM pg_catalog.pg_database
-                      WHERE datname = pg_catalog.current_database())
+    SELECT CASE WHEN p.m[1] = 'global' THEN 1664::oid
+                WHEN p.m[3] IS NOT NULL THEN p.m[3]::oid
+                WHEN p.m[2] IS NOT NULL THEN 1663::oid
            END,
-           CASE WHEN p.file LIKE 'global/%' THEN 0::oid
-                ELSE pg_catalog.substring(p.file, '(\d+)/t?\d*_?\d+(?:_[a-z]+)?$')::oid
+           CASE WHEN p.m[1] = 'global' THEN 0::oid
+                ELSE coalesce(p.m[2], p.m[4])::oid
            END,
-           pg_catalog.substring(p.file, '(\d+)(?:_[a-z]+)?$')::oid,
-           CASE WHEN p.file IS NULL THEN NULL
-                ELSE coalesce(pg_catalog.substring(p.file, '\d_([a-z]+)$'), 'main')
-           END,
-           pg_catalog.substring($1, '^blocks? (\d+)')::bigint
-      FROM (SELECT pg_catalog.substring($1, 'file "([^"]*)"') AS file) p
+           p.m[5]::oid,
+           CASE WHEN p.m IS NOT NULL THEN coalesce(p.m[6], 'main') END,
+           CASE pg_catalog.regexp_count(p.rest, '[0-9]+')
+                WHEN 1 THEN pg_catalog.regexp_substr(p.rest, '[0-9]+')::bigint
+                WHEN 2 THEN
+                    least(pg_catalog.regexp_substr(p.rest, '[0-9]+', 1, 1)::bigint,
+                          pg_catalog.regexp_substr(p.rest, '[0-9]+', 1, 2)::bigint)
+           END
+      FROM (SELECT q.m,
+                   CASE WHEN q.m IS NOT NULL
+                        THEN pg_catalog.regexp_replace($1, q.re, ' ')
+                   END AS rest
+              FROM (SELECT r.re, pg_catalog.regexp_match($1, r.re) AS m
+                      FROM (SELECT '(?<![0-9A-Za-z_/])'
+                                   '(global|base/([0-9]+)|pg_tblspc/([0-9]+)/[^/]+/([0-9]+))'
+                                   '/(?:t[0-9]+_)?([0-9]+)(?:_([a-z]+))?(?:[.][0-9]+)?'
+                                   '(?![0-9A-Za-z_/])'::text AS re) r) q) p
 $$;
 
 --

@@ -30,14 +30,20 @@ started=$(date +%s)
 passed=0
 failed=0
 failed_suites=()
+skipped_suites=()
 
 # run_suite NAME CMD...: run a pg_regress-style suite writing to $OUT/NAME,
-# count its "ok"/"not ok" lines, print regression.diffs if it failed.
+# count its "ok"/"not ok" lines, print regression.diffs if it failed.  Exit
+# status 77: the suite could not run here and said why; counted as skipped.
 run_suite() {
 	local name=$1 rc p f
 	shift
 	"$@" 2>&1 | tee "$OUT/$name.log"
 	rc=${PIPESTATUS[0]}
+	if [ "$rc" = 77 ]; then
+		skipped_suites+=("$name")
+		return 0
+	fi
 	p=$(grep -cE '^ok [0-9]+' "$OUT/$name.log")
 	f=$(grep -cE '^not ok [0-9]+' "$OUT/$name.log")
 	passed=$((passed + p))
@@ -150,6 +156,12 @@ run_suite nopreload bash -c 'eval "$1"; shift; exec "$@"' _ "$nopreload_env" \
 	--outputdir="$OUT/nopreload" --dbname=contrib_regression nopreload
 "$PG_DIO_ROOT/test/cluster.sh" destroy nopreload >/dev/null 2>&1
 
+# --- pg_stat_aios under a translated lc_messages (test/aios_lang.sh) --------
+# needs PostgreSQL built with NLS: skipped, saying why, with the PyPI wheel,
+# which has none; then it runs against the source build below
+echo "== pg_stat_aios under translated messages: test/aios_lang.sh"
+run_suite aios-lang "$PG_DIO_ROOT/test/aios_lang.sh"
+
 # --- PostgreSQL's own regression and isolation suites, forced on ------------
 # (test/core_regress.sh) against PostgreSQL built from source with liburing
 # (18.6, or $PG; test/scripts/build_pg.sh: about 4 minutes once, then cached),
@@ -168,6 +180,13 @@ if [ "${PG_DIO_CORE_REGRESS:-1}" != 0 ]; then
 				failed_suites+=("core-regress-$m")
 			fi
 		done
+		# pg_stat_aios under a translated lc_messages, if the suites' own
+		# PostgreSQL could not show it: this build has NLS, and pg_dio
+		# (installed here by test/core_regress.sh)
+		if [[ " ${skipped_suites[*]} " == *" aios-lang "* ]]; then
+			echo "== pg_stat_aios under translated messages, PostgreSQL from source: test/aios_lang.sh"
+			run_suite aios-lang-src env PG_CONFIG="$SRC_PGC" "$PG_DIO_ROOT/test/aios_lang.sh"
+		fi
 	else
 		echo "pg_dio: PostgreSQL's own suites need PostgreSQL built from source (see above); counted as failed" >&2
 		failed=$((failed + 1))
@@ -186,5 +205,6 @@ fi
 echo
 echo "test output: $OUT ($(( $(date +%s) - started )) s)"
 [ ${#failed_suites[@]} -gt 0 ] && echo "failed suites: ${failed_suites[*]}"
+[ ${#skipped_suites[@]} -gt 0 ] && echo "skipped suites (their output says why): ${skipped_suites[*]}"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ] && [ ${#failed_suites[@]} = 0 ]
