@@ -59,16 +59,16 @@ endif
 CC_UNKNOWN_FLAGS := $(shell for f in -Wmissing-variable-declarations; do \
 	echo 'int x;' | $(CC) $$f -x c -c -o /dev/null - 2>/dev/null || echo $$f; done)
 override CFLAGS := $(filter-out $(CC_UNKNOWN_FLAGS),$(CFLAGS))
-# PostgreSQL's checksum algorithm built for AVX2 (src/checksum_avx2.c; used
+# PostgreSQL's checksum algorithm built for AVX2 (src/verify_avx2.c; used
 # only on CPUs that have it), vectorized like core's own build of it
 ifeq ($(shell uname -m),x86_64)
-src/checksum_avx2.o: override CFLAGS += -mavx2 -funroll-loops -ftree-vectorize
+src/verify_avx2.o: override CFLAGS += -mavx2 -funroll-loops -ftree-vectorize
 endif
 # every object is rebuilt when the shared header changes (PGXS tracks header
 # dependencies only in a server built with --enable-depend): its inline
 # functions and struct layouts are compiled into each object, and one built
 # against an older layout links without complaint
-$(OBJS): src/pg_dio.h src/compat.h
+$(OBJS): $(wildcard src/*.h)
 else
 all install installcheck:
 	@echo "pg_dio: no PostgreSQL 18 found; run 'make demo', 'make test' or test/setup.sh first" >&2; exit 1

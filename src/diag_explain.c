@@ -18,7 +18,7 @@
 #include "commands/explain_format.h"
 
 #include "compat.h"
-#include "pg_dio.h"
+#include "diag.h"
 
 /*
  * Show 's' as core's EXPLAIN (IO) shows a scan's: nothing before the first

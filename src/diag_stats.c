@@ -8,9 +8,9 @@
  * Locking and lifetime rules:
  *	- A slot (indexed by MyProcNumber) is written only by the process that
  *	  owns it, between dio_stats_begin_write() and dio_stats_end_write(),
- *	  which bump the slot's changecount around the change (odd while a change
- *	  is under way) inside a critical section.  Readers copy the slot and
- *	  retry until the count was even and unchanged; writers never wait.
+ *	  with core's changecount protocol (pgstat_internal.h): readers copy the
+ *	  slot and retry until the count was even and unchanged; writers never
+ *	  wait.
  *	- The totals of exited backends, the reset generation and the reset
  *	  time are protected by the spinlock 'mutex'.  An exiting process folds
  *	  its counters into the totals, clears its slot and bumps fold_gen under
@@ -37,8 +37,9 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
+#include "utils/pgstat_internal.h"
 
-#include "pg_dio.h"
+#include "diag.h"
 
 typedef struct DioShared
 {
@@ -197,9 +198,7 @@ dio_stats_begin_write(void)
 	DioBackendSlot *slot = dio_my_slot;
 	uint64		gen;
 
-	START_CRIT_SECTION();
-	slot->changecount++;
-	pg_write_barrier();
+	pgstat_begin_changecount_write(&slot->changecount);
 
 	/* apply a reset that happened since our last write */
 	gen = pg_atomic_read_u64(&dio_shared->reset_gen);
@@ -213,12 +212,7 @@ dio_stats_begin_write(void)
 void
 dio_stats_end_write(void)
 {
-	DioBackendSlot *slot = dio_my_slot;
-
-	pg_write_barrier();
-	slot->changecount++;
-	Assert((slot->changecount & 1) == 0);
-	END_CRIT_SECTION();
+	pgstat_end_changecount_write(&dio_my_slot->changecount);
 }
 
 int
@@ -276,21 +270,10 @@ dio_stats_nslots(void)
 bool
 dio_stats_read_slot(int procno, DioBackendSlot *copy)
 {
-	volatile DioBackendSlot *slot = &dio_shared->slots[procno];
+	DioBackendSlot *slot = &dio_shared->slots[procno];
 
-	for (;;)
-	{
-		uint32		before = slot->changecount;
-		uint32		after;
-
-		pg_read_barrier();
-		memcpy(copy, (const DioBackendSlot *) slot, sizeof(DioBackendSlot));
-		pg_read_barrier();
-		after = slot->changecount;
-		if (before == after && (before & 1) == 0)
-			break;
-		CHECK_FOR_INTERRUPTS();
-	}
+	pgstat_copy_changecounted_stats(copy, slot, sizeof(DioBackendSlot),
+									&slot->changecount);
 	if (copy->pid == 0)
 		return false;
 	if (copy->reset_gen != pg_atomic_read_u64(&dio_shared->reset_gen))

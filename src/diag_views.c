@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_authid_d.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -28,7 +29,7 @@
 #include "utils/builtins.h"
 #include "utils/tuplestore.h"
 
-#include "pg_dio.h"
+#include "diag.h"
 
 PG_FUNCTION_INFO_V1(pg_dio_backend_stats);
 PG_FUNCTION_INFO_V1(pg_dio_cluster_stats);

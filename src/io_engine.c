@@ -50,12 +50,13 @@
 #include "storage/fd.h"
 #include "storage/bufpage.h"
 #include "storage/ipc.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "pg_dio.h"
+#include "engine.h"
 
 #if PG_O_DIRECT == 0
 #error "pg_dio needs O_DIRECT"
@@ -200,6 +201,83 @@ const char *const dio_fallback_names[DIO_NUM_FALLBACK] = {
 	[DIO_FB_VERIFY] = "verify",
 	[DIO_FB_NO_MEMORY] = "no_memory",
 };
+
+/* settings */
+int			pg_dio_queue_depth = 16;
+int			pg_dio_io_size_kb = 1024;
+int			pg_dio_max_io_memory_kb = 256 * 1024;
+int			pg_dio_inject_fault = DIO_FAULT_NONE;
+int			pg_dio_inject_delay_ms = 200;
+
+static const struct config_enum_entry dio_fault_options[] = {
+	{"none", DIO_FAULT_NONE, false},
+	{"eio", DIO_FAULT_EIO, false},
+	{"short_read", DIO_FAULT_SHORT_READ, false},
+	{"ring_setup", DIO_FAULT_RING_SETUP, false},
+	{"odirect_einval", DIO_FAULT_ODIRECT_EINVAL, false},
+	{"delay", DIO_FAULT_DELAY, false},
+	{"corrupt", DIO_FAULT_CORRUPT, false},
+	{"fsync", DIO_FAULT_FSYNC, false},
+	{"hang", DIO_FAULT_HANG, false},
+	{NULL, 0, false}
+};
+
+static bool
+dio_check_io_size(int *newval, void **extra, GucSource source)
+{
+	if (*newval % (BLCKSZ / 1024) != 0)
+	{
+		GUC_check_errdetail("pg_dio.io_size must be a multiple of the block size (%dkB).",
+							BLCKSZ / 1024);
+		return false;
+	}
+	return true;
+}
+
+/* The engine's settings, the test-only faults among them (hidden). */
+void
+dio_engine_define_settings(void)
+{
+	DefineCustomIntVariable("pg_dio.queue_depth",
+							"Maximum number of direct reads in flight per read stream; the processes of a parallel DirectSeqScan share them.",
+							"Each backend allocates queue_depth * io_size bytes of I/O memory on first use, rounded up to whole 2 MB huge pages.",
+							&pg_dio_queue_depth,
+							16, 1, DIO_MAX_QUEUE_DEPTH,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_dio.io_size",
+							"Largest single direct read; runs of blocks are combined up to this size.",
+							NULL,
+							&pg_dio_io_size_kb,
+							1024, DIO_MIN_IO_SIZE_KB, DIO_MAX_IO_SIZE_KB,
+							PGC_USERSET, GUC_UNIT_KB,
+							dio_check_io_size, NULL, NULL);
+
+	DefineCustomIntVariable("pg_dio.max_io_memory",
+							"Most I/O buffer memory one process maps for direct reads.",
+							"A read stream that would exceed it gets fewer reads in flight, or reads through the buffer manager.",
+							&pg_dio_max_io_memory_kb,
+							256 * 1024, 2 * 1024, MAX_KILOBYTES,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
+
+	DefineCustomEnumVariable("pg_dio.inject_fault",
+							 "Test only: makes the read engine fail in the given way.",
+							 NULL,
+							 &pg_dio_inject_fault,
+							 DIO_FAULT_NONE, dio_fault_options,
+							 PGC_SUSET, GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_dio.inject_delay",
+							"Test only: how long each read is held in flight under pg_dio.inject_fault = delay.",
+							NULL,
+							&pg_dio_inject_delay_ms,
+							200, 1, 60000,
+							PGC_SUSET, GUC_UNIT_MS | GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
+							NULL, NULL, NULL);
+}
 
 static void dio_resowner_release(Datum res);
 static char *dio_resowner_print(Datum res);
@@ -768,6 +846,19 @@ dio_req_prep(DioStream *s, DioReq *r)
 	dio_sq_pending++;
 }
 
+/* The path of segment 'segno' of a permanent relation's fork, as md.c names it. */
+void
+dio_segment_path(RelFileLocator locator, ForkNumber fork, BlockNumber segno,
+				 char *buf)
+{
+	RelPathStr	path = relpathperm(locator, fork);
+
+	if (segno > 0)
+		snprintf(buf, MAXPGPATH, "%s.%u", path.str, segno);
+	else
+		strlcpy(buf, path.str, MAXPGPATH);
+}
+
 /*
  * Return the index of the fd cache entry for segment 'segno', opening the
  * segment file O_DIRECT if needed; -1 with *reason set if we cannot.
@@ -775,7 +866,6 @@ dio_req_prep(DioStream *s, DioReq *r)
 static int
 dio_stream_segfd(DioStream *s, BlockNumber segno, DioFallback *reason)
 {
-	RelPathStr	path;
 	char		segpath[MAXPGPATH];
 	int			fd;
 	int			victim = -1;
@@ -832,11 +922,7 @@ dio_stream_segfd(DioStream *s, BlockNumber segno, DioFallback *reason)
 		return -1;
 	}
 
-	path = relpathperm(s->locator, s->fork);
-	if (segno > 0)
-		snprintf(segpath, sizeof(segpath), "%s.%u", path.str, segno);
-	else
-		strlcpy(segpath, path.str, sizeof(segpath));
+	dio_segment_path(s->locator, s->fork, segno, segpath);
 
 	fd = open(segpath, O_RDONLY | (s->buffered ? 0 : PG_O_DIRECT) | O_CLOEXEC);
 	if (fd < 0)

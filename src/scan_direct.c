@@ -82,7 +82,18 @@
 #include "utils/snapmgr.h"
 
 #include "compat.h"
-#include "pg_dio.h"
+#include "diag.h"
+#include "engine.h"
+#include "safety.h"
+#include "scan_direct.h"
+#include "scan_narrow.h"
+
+/* start loading the cache line at 'addr' for reading (a hint, no fault) */
+#if defined(__GNUC__) || defined(__clang__)
+#define dio_cpu_prefetch(addr)	__builtin_prefetch(addr)
+#else
+#define dio_cpu_prefetch(addr)	((void) (addr))
+#endif
 
 /* why a block was read through the buffer manager */
 typedef enum DioScanReason
@@ -257,7 +268,6 @@ typedef struct DioScanState
 } DioScanState;
 
 bool		pg_dio_enable_direct_scan = true;
-bool		pg_dio_os_cache_check = true;
 /* pg_dio.resident_sweep: see dio_sweep_resident */
 #define DIO_SWEEP_AUTO	0
 #define DIO_SWEEP_ON	1
@@ -371,24 +381,6 @@ dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
 /* ======================================================================
  * Executor: classification
  * ====================================================================== */
-
-/* Is the block in shared buffers (valid or being read)? */
-bool
-dio_block_resident(Relation rel, BlockNumber blk)
-{
-	BufferTag	tag;
-	uint32		hash;
-	LWLock	   *lock;
-	int			id;
-
-	InitBufferTag(&tag, &rel->rd_locator, MAIN_FORKNUM, blk);
-	hash = BufTableHashCode(&tag);
-	lock = BufMappingPartitionLock(hash);
-	LWLockAcquire(lock, LW_SHARED);
-	id = BufTableLookup(&tag, hash);
-	LWLockRelease(lock);
-	return id >= 0;
-}
 
 /*
  * Which blocks of the relation are in shared buffers?  Looking each block up
@@ -816,32 +808,6 @@ dio_buffered_release(DioScanState *st)
 	st->cur_buf = InvalidBuffer;
 	st->page = NULL;
 	st->nvis = st->vis_idx = 0;
-}
-
-/*
- * May the direct image of 'blk' of 'rel' be used?  (rule 4 of the file
- * header; PrefetchIndexScan's direct reads follow the same rules.)  Whether
- * data checksums are verified is asked here, for each image: PostgreSQL 19
- * can turn them on and off while a scan runs.
- */
-bool
-dio_direct_image_usable(Relation rel, Page page, BlockNumber blk)
-{
-	bool		checksum_failure = false;
-	bool		checksums = dio_checksums_verify();
-
-	if (!dio_page_verified(page, blk, checksums, &checksum_failure))
-		return false;
-	if (!PageIsAllVisible(page))
-		return false;
-
-	/*
-	 * Without checksums, a read torn by a concurrent write would go unnoticed:
-	 * such a write needs the block resident, so check again.  With checksums
-	 * the checksum catches it, and any untorn all-visible image -- older or
-	 * newer than our check -- is a correct view for our snapshot (file header).
-	 */
-	return checksums || !dio_block_resident(rel, blk);
 }
 
 /* The current run is used up: count it and give its memory back. */
@@ -1656,7 +1622,7 @@ dio_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
  * ====================================================================== */
 
 void
-dio_scan_init(void)
+dio_direct_init(void)
 {
 	DefineCustomBoolVariable("pg_dio.enable_direct_scan",
 							 "Lets the planner replace sequential scans of large heap tables by DirectSeqScan.",
@@ -1672,14 +1638,6 @@ dio_scan_init(void)
 							2048, 0, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_BLOCKS,
 							NULL, NULL, NULL);
-
-	DefineCustomBoolVariable("pg_dio.os_cache_check",
-							 "Lets DirectSeqScan read chunks that are in the OS page cache through the buffer manager.",
-							 NULL,
-							 &pg_dio_os_cache_check,
-							 true,
-							 PGC_USERSET, 0,
-							 NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("pg_dio.resident_sweep",
 							 "How DirectSeqScan finds the blocks that are in shared buffers: one sweep over the buffer descriptors, or a lookup per block.",

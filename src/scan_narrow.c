@@ -33,7 +33,7 @@
 #include "optimizer/optimizer.h"
 #include "optimizer/tlist.h"
 
-#include "pg_dio.h"
+#include "scan_narrow.h"
 
 /* Var(scanrelid, attno) -> Var(INDEX_VAR, its position in the scan tuple) */
 typedef struct DioNarrowMap

@@ -36,7 +36,9 @@
 #include "optimizer/planner.h"
 
 #include "compat.h"
-#include "pg_dio.h"
+#include "scan_direct.h"
+#include "scan_plan.h"
+#include "scan_prefetch.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 

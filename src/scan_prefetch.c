@@ -102,7 +102,11 @@
 #include "utils/syscache.h"
 
 #include "compat.h"
-#include "pg_dio.h"
+#include "diag.h"
+#include "engine.h"
+#include "safety.h"
+#include "scan_narrow.h"
+#include "scan_prefetch.h"
 
 #define PF_SCAN_NAME		"PrefetchIndexScan"
 #define PF_ONLY_NAME		"PrefetchIndexOnlyScan"

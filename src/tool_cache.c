@@ -43,7 +43,9 @@
 #include "utils/tuplestore.h"
 
 #include "compat.h"
-#include "pg_dio.h"
+#include "diag.h"
+#include "engine.h"
+#include "tools.h"
 
 PG_FUNCTION_INFO_V1(pg_dio_evict);
 PG_FUNCTION_INFO_V1(pg_dio_residency);
@@ -79,7 +81,6 @@ typedef int64 (*dio_segment_fn) (int fd, size_t len, const char *path);
 static int64
 dio_for_each_segment(Relation rel, ForkNumber fork, BlockNumber nblocks, dio_segment_fn fn)
 {
-	RelPathStr	path = relpathperm(rel->rd_locator, fork);
 	int64		sum = 0;
 
 	/* 64-bit: the block after the last segment may not fit a BlockNumber */
@@ -91,10 +92,7 @@ dio_for_each_segment(Relation rel, ForkNumber fork, BlockNumber nblocks, dio_seg
 		int64		r;
 
 		CHECK_FOR_INTERRUPTS();
-		if (seg > 0)
-			snprintf(segpath, sizeof(segpath), "%s.%u", path.str, (unsigned) seg);
-		else
-			strlcpy(segpath, path.str, sizeof(segpath));
+		dio_segment_path(rel->rd_locator, fork, (BlockNumber) seg, segpath);
 		fd = OpenTransientFile(segpath, O_RDONLY | PG_BINARY);
 		if (fd < 0)
 			ereport(ERROR,

@@ -26,6 +26,7 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/relation.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_authid_d.h"
@@ -44,7 +45,9 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
-#include "pg_dio.h"
+#include "diag.h"
+#include "engine.h"
+#include "tools.h"
 
 PG_FUNCTION_INFO_V1(pg_dio_read);
 

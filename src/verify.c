@@ -8,7 +8,7 @@
  * no flags): a sane header and, with data checksums, the right checksum.
  * dio_page_verified makes that test for pages that are not new -- new pages
  * are never used directly -- and computes the checksum with an AVX2 build of
- * PostgreSQL's algorithm where the CPU has it (checksum_avx2.c).
+ * PostgreSQL's algorithm where the CPU has it (verify_avx2.c).
  *
  * Copyright (c) 2026, pg_dio developers
  *
@@ -22,7 +22,7 @@
 #include "storage/bufpage.h"
 #include "storage/checksum.h"
 
-#include "pg_dio.h"
+#include "verify.h"
 
 typedef uint16 (*dio_checksum_fn) (char *page, BlockNumber blkno);
 

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * checksum_avx2.c
+ * verify_avx2.c
  *	  PostgreSQL's data checksum, built for CPUs with AVX2.
  *
  * The algorithm is PostgreSQL's own: storage/checksum_impl.h is the header
@@ -19,13 +19,13 @@
  * Copyright (c) 2026, pg_dio developers
  *
  * IDENTIFICATION
- *	  src/checksum_avx2.c
+ *	  src/verify_avx2.c
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "pg_dio.h"
+#include "verify.h"
 
 #ifdef DIO_HAVE_AVX2_CHECKSUM
 

@@ -1,0 +1,113 @@
+/*-------------------------------------------------------------------------
+ *
+ * diag.h
+ *	  pg_dio's diagnostics: the per-process statistics in shared memory
+ *	  (diag_stats.c) and the SQL views over them (diag_views.c).  EXPLAIN
+ *	  (IO) output (diag_explain.c) is declared in compat.h, beside the
+ *	  version-dependent struct it prints.
+ *
+ * Copyright (c) 2026, pg_dio developers
+ *
+ * IDENTIFICATION
+ *	  src/diag.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PG_DIO_DIAG_H
+#define PG_DIO_DIAG_H
+
+#include "port/atomics.h"
+#include "storage/block.h"
+#include "storage/relfilelocator.h"
+#include "utils/timestamp.h"
+
+/* Why a block was read through the buffer manager instead of directly. */
+typedef enum DioFallback
+{
+	DIO_FB_IO_ERROR,			/* EIO, end of file, any other read error */
+	DIO_FB_NO_URING,			/* io_uring unavailable (ENOSYS, EPERM, ...) */
+	DIO_FB_NO_ODIRECT,			/* O_DIRECT refused (EINVAL) */
+	DIO_FB_NO_FD,				/* out of file descriptors */
+	DIO_FB_VERIFY,				/* the page read failed verification */
+	DIO_FB_NO_MEMORY,			/* pg_dio.max_io_memory reached */
+} DioFallback;
+
+#define DIO_NUM_FALLBACK (DIO_FB_NO_MEMORY + 1)
+
+extern const char *const dio_fallback_names[DIO_NUM_FALLBACK];
+
+/* latency: bucket i counts reads of [2^i, 2^(i+1)) us, bucket 0 also < 1 us */
+#define DIO_LAT_BUCKETS		25
+/* size: bucket i counts reads of [8kB * 2^i, 8kB * 2^(i+1)) bytes */
+#define DIO_SIZE_BUCKETS	8
+/* in-flight registry entries per process */
+#define DIO_MAX_INFLIGHT	256
+
+typedef struct DioCounters
+{
+	uint64		reads_submitted;
+	uint64		reads_completed;
+	uint64		bytes_read;
+	uint64		blocks_direct;
+	uint64		blocks_fallback[DIO_NUM_FALLBACK];
+	uint64		errors;
+	uint64		short_reads;
+	uint64		submit_calls;
+	uint64		wait_calls;
+	uint64		wait_time_us;
+	uint64		max_inflight;
+	uint64		lat_hist[DIO_LAT_BUCKETS];
+	uint64		size_hist[DIO_SIZE_BUCKETS];
+} DioCounters;
+
+typedef struct DioInflight
+{
+	bool		used;
+	RelFileLocator locator;
+	ForkNumber	fork;
+	BlockNumber first;
+	int32		nblocks;
+	uint32		bytes;
+	TimestampTz submitted;
+} DioInflight;
+
+/*
+ * One slot per PGPROC (MyProcNumber).  Only the owning process writes it,
+ * inside a changecount section; readers copy it and retry until they saw an
+ * even, unchanged count.
+ */
+typedef struct DioBackendSlot
+{
+	uint32		changecount;
+	int			pid;			/* 0: slot not in use */
+	Oid			userid;
+	uint64		reset_gen;		/* last cluster reset this slot applied */
+	DioCounters c;
+	int			ninflight;
+	uint64		io_memory;		/* bytes of I/O buffers mapped now */
+	DioInflight inflight[DIO_MAX_INFLIGHT];
+} DioBackendSlot;
+
+extern DioBackendSlot *dio_my_slot;
+
+/* diag_stats.c: shared memory, the owner's writes */
+extern void dio_stats_shmem_request(void);
+extern void dio_stats_shmem_startup(void);
+extern bool dio_stats_available(void);
+extern void dio_stats_require(void);
+extern void dio_stats_attach(void);
+extern void dio_stats_begin_write(void);
+extern void dio_stats_end_write(void);
+extern int	dio_stats_lat_bucket(uint64 us);
+extern int	dio_stats_size_bucket(uint64 bytes);
+extern void dio_stats_count_blocks(uint64 ndirect, DioFallback reason,
+								   uint64 nfallback);
+
+/* diag_stats.c: readers (diag_views.c) */
+extern int	dio_stats_nslots(void);
+extern bool dio_stats_read_slot(int procno, DioBackendSlot *copy);
+extern void dio_stats_cluster_totals(DioCounters *sum, int *inflight);
+extern void dio_stats_reset(void);
+extern TimestampTz dio_stats_reset_time(void);
+
+#endif							/* PG_DIO_DIAG_H */

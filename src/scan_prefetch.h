@@ -1,0 +1,26 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan_prefetch.h
+ *	  PrefetchIndexScan and PrefetchIndexOnlyScan (scan_prefetch.c): index
+ *	  scans that fetch the heap ahead, in index order.
+ *
+ * Copyright (c) 2026, pg_dio developers
+ *
+ * IDENTIFICATION
+ *	  src/scan_prefetch.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PG_DIO_SCAN_PREFETCH_H
+#define PG_DIO_SCAN_PREFETCH_H
+
+#include "nodes/plannodes.h"
+
+extern PGDLLIMPORT bool pg_dio_enable_index_prefetch;
+
+extern void dio_prefetch_init(void);
+extern Plan *pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain);
+extern Size dio_prefetch_shmem_size(void);
+extern void dio_prefetch_shmem_startup(void);
+
+#endif							/* PG_DIO_SCAN_PREFETCH_H */
