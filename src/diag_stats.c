@@ -109,7 +109,7 @@ dio_stats_require(void)
 	if (dio_shared == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_dio must be loaded via shared_preload_libraries")));
+				 errmsg("pg_dio must be loaded via \"shared_preload_libraries\"")));
 }
 
 static void
@@ -172,7 +172,7 @@ dio_stats_attach(void)
 	if (dio_my_slot != NULL)
 		return;
 	if (MyProcNumber < 0 || MyProcNumber >= dio_shared->nslots)
-		elog(ERROR, "pg_dio: process number %d out of range", MyProcNumber);
+		elog(ERROR, "process number %d out of range", MyProcNumber);
 
 	slot = &dio_shared->slots[MyProcNumber];
 	dio_my_slot = slot;

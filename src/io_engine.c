@@ -227,7 +227,7 @@ dio_check_io_size(int *newval, void **extra, GucSource source)
 {
 	if (*newval % (BLCKSZ / 1024) != 0)
 	{
-		GUC_check_errdetail("pg_dio.io_size must be a multiple of the block size (%dkB).",
+		GUC_check_errdetail("\"pg_dio.io_size\" must be a multiple of the block size (%d kB).",
 							BLCKSZ / 1024);
 		return false;
 	}
@@ -239,23 +239,23 @@ void
 dio_engine_define_settings(void)
 {
 	DefineCustomIntVariable("pg_dio.queue_depth",
-							"Maximum number of direct reads in flight per read stream; the processes of a parallel DirectSeqScan share them.",
-							"Each backend allocates queue_depth * io_size bytes of I/O memory on first use, rounded up to whole 2 MB huge pages.",
+							"Sets the maximum number of direct reads in flight per read stream.",
+							"The processes of a parallel DirectSeqScan share them. A process maps queue_depth * io_size bytes of I/O memory on first use, rounded up to whole 2 MB huge pages.",
 							&pg_dio_queue_depth,
 							16, 1, DIO_MAX_QUEUE_DEPTH,
 							PGC_USERSET, 0,
 							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("pg_dio.io_size",
-							"Largest single direct read; runs of blocks are combined up to this size.",
-							NULL,
+							"Sets the size of the largest direct read.",
+							"Runs of consecutive blocks are combined into reads of up to this size.",
 							&pg_dio_io_size_kb,
 							1024, DIO_MIN_IO_SIZE_KB, DIO_MAX_IO_SIZE_KB,
 							PGC_USERSET, GUC_UNIT_KB,
 							dio_check_io_size, NULL, NULL);
 
 	DefineCustomIntVariable("pg_dio.max_io_memory",
-							"Most I/O buffer memory one process maps for direct reads.",
+							"Sets the maximum I/O buffer memory of direct reads per process.",
 							"A read stream that would exceed it gets fewer reads in flight, or reads through the buffer manager.",
 							&pg_dio_max_io_memory_kb,
 							256 * 1024, 2 * 1024, MAX_KILOBYTES,
@@ -263,7 +263,7 @@ dio_engine_define_settings(void)
 							NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("pg_dio.inject_fault",
-							 "Test only: makes the read engine fail in the given way.",
+							 "Makes direct reads fail in the given way (for tests only).",
 							 NULL,
 							 &pg_dio_inject_fault,
 							 DIO_FAULT_NONE, dio_fault_options,
@@ -271,7 +271,7 @@ dio_engine_define_settings(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomIntVariable("pg_dio.inject_delay",
-							"Test only: how long each read is held in flight under pg_dio.inject_fault = delay.",
+							"Sets how long each direct read is held in flight under the delay fault (for tests only).",
 							NULL,
 							&pg_dio_inject_delay_ms,
 							200, 1, 60000,
@@ -310,9 +310,9 @@ dio_note_fallback(DioFallback reason, const char *detail)
 		return;
 	dio_fallback_logged[reason] = true;
 	ereport(LOG,
-			(errmsg("pg_dio: %s; reading through the buffer manager instead", detail),
-			 errdetail("Further fallbacks of this kind (%s) in this process are counted, not logged.",
-					   dio_fallback_names[reason])));
+			(errmsg("direct reads are not possible, reading through the buffer manager instead"),
+			 errdetail_internal("%s. Further fallbacks of this kind (%s) in this process are counted, not logged.",
+								detail, dio_fallback_names[reason])));
 }
 
 static void
@@ -428,7 +428,7 @@ dio_pool_register(void)
 		}
 	}
 	if (dio_pool_nregistered < dio_pool_nreqs)
-		elog(DEBUG1, "pg_dio: registered %d of %d I/O buffers (RLIMIT_MEMLOCK); the others are read unregistered",
+		elog(DEBUG1, "registered %d of %d I/O buffers within RLIMIT_MEMLOCK, the others are read unregistered",
 			 dio_pool_nregistered, dio_pool_nreqs);
 }
 
@@ -559,8 +559,8 @@ dio_stream_alloc(void)
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("pg_dio: too many concurrent read streams (at most %d)",
-					DIO_MAX_STREAMS)));
+			 errmsg("too many concurrent direct read streams"),
+			 errdetail("A process can have at most %d.", DIO_MAX_STREAMS)));
 	return NULL;				/* keep compiler quiet */
 }
 
@@ -646,7 +646,7 @@ dio_stream_prepare(DioStream *s)
 			char		msg[128];
 
 			snprintf(msg, sizeof(msg),
-					 "pg_dio.max_io_memory (%d kB) is taken by other read streams of this process",
+					 "\"pg_dio.max_io_memory\" (%d kB) is taken by other read streams of this process",
 					 pg_dio_max_io_memory_kb);
 			s->unusable_reason = DIO_FB_NO_MEMORY;
 			dio_note_fallback(DIO_FB_NO_MEMORY, msg);
@@ -791,8 +791,9 @@ dio_flush(void)
 	{
 		/* the SQEs may or may not have been consumed: we cannot know */
 		dio_broken = true;
-		elog(LOG, "pg_dio: io_uring_submit failed: %s; engine disabled in this process",
-			 strerror(-ret));
+		ereport(LOG,
+				(errmsg("could not submit direct reads: %s", strerror(-ret)),
+				 errdetail("Direct reads are disabled in this process.")));
 	}
 	dio_sq_pending = 0;
 }
@@ -1169,8 +1170,9 @@ dio_wait_and_reap(bool count_wait, uint64 *waited_us)
 	if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN)
 	{
 		dio_broken = true;
-		elog(LOG, "pg_dio: waiting for io_uring completions failed: %s; engine disabled in this process",
-			 strerror(-ret));
+		ereport(LOG,
+				(errmsg("could not wait for direct reads: %s", strerror(-ret)),
+				 errdetail("Direct reads are disabled in this process.")));
 		return false;
 	}
 
@@ -1194,7 +1196,7 @@ dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
 	if (!dio_stream_can_submit(s) || nblocks <= 0 ||
 		nblocks > dio_stream_max_blocks(s) ||
 		(first + nblocks - 1) / RELSEG_SIZE != segno)
-		elog(ERROR, "pg_dio: invalid read request (%u, %d)", first, nblocks);
+		elog(ERROR, "invalid direct read request (%u, %d)", first, nblocks);
 
 	if (!s->prepared)
 		dio_stream_prepare(s);
@@ -1206,7 +1208,7 @@ dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
 		if (!dio_wait_and_reap(true, NULL))
 			ereport(ERROR,
 					(errcode(ERRCODE_IO_ERROR),
-					 errmsg("pg_dio: io_uring failed while reads were in flight")));
+					 errmsg("io_uring failed while direct reads were in flight")));
 		CHECK_FOR_INTERRUPTS();
 	}
 
@@ -1335,7 +1337,7 @@ dio_stream_next(DioStream *s, DioRun *run)
 			 */
 			ereport(ERROR,
 					(errcode(ERRCODE_IO_ERROR),
-					 errmsg("pg_dio: io_uring failed while reads were in flight")));
+					 errmsg("io_uring failed while direct reads were in flight")));
 		}
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -1557,7 +1559,7 @@ dio_stream_drain(DioStream *s)
 			 */
 			dio_broken = true;
 			ereport(LOG,
-					(errmsg("pg_dio: %d direct reads did not complete within %d ms of being cancelled",
+					(errmsg("%d direct reads did not complete within %d ms of being cancelled",
 							s->ninflight, DIO_DRAIN_TIMEOUT_MS),
 					 errdetail("Their buffers are abandoned, and this process reads through the buffer manager from now on.")));
 			return false;

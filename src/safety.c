@@ -67,8 +67,8 @@ void
 dio_safety_define_settings(void)
 {
 	DefineCustomBoolVariable("pg_dio.os_cache_check",
-							 "Reads data that is in the OS page cache through the buffer manager.",
-							 "DirectSeqScan reads 8 MB chunks that are mostly in the OS page cache through the buffer manager; PrefetchIndexScan reads heap blocks in the OS page cache itself, synchronously.",
+							 "Enables reading data that is in the OS page cache through the buffer manager.",
+							 "DirectSeqScan reads 8 MB chunks that are mostly in the OS page cache through the buffer manager; PrefetchIndexScan reads heap blocks in the OS page cache itself, synchronously, instead of through its read stream.",
 							 &pg_dio_os_cache_check,
 							 true,
 							 PGC_USERSET, 0,

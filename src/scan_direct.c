@@ -729,7 +729,7 @@ dio_buffered_next_buffer(DioScanState *st, BlockNumber blk)
 		buf = read_stream_next_buffer(st->bstream, NULL);
 	}
 	if (buf == InvalidBuffer || BufferGetBlockNumber(buf) != blk)
-		elog(ERROR, "pg_dio: buffered read of block %u out of order", blk);
+		elog(ERROR, "buffered read of block %u out of order", blk);
 	return buf;
 }
 
@@ -1012,7 +1012,7 @@ dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
 			st->seg_first++;
 			st->seg_count--;
 			if (!dio_stream_next(st->stream, &st->run))
-				elog(ERROR, "pg_dio: direct read of block %u missing", seg.start);
+				elog(ERROR, "direct read of block %u missing", seg.start);
 			Assert(st->run.first == seg.start && st->run.nblocks == (int) seg.nblocks);
 			st->have_run = true;
 			st->page_idx = 0;
@@ -1625,23 +1625,23 @@ void
 dio_direct_init(void)
 {
 	DefineCustomBoolVariable("pg_dio.enable_direct_scan",
-							 "Lets the planner replace sequential scans of large heap tables by DirectSeqScan.",
+							 "Enables DirectSeqScan in place of sequential scans of large heap tables.",
 							 NULL,
 							 &pg_dio_enable_direct_scan,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_dio.direct_scan_threshold",
-							"Smallest table (as the planner estimates it) that DirectSeqScan reads.",
-							NULL,
+							"Sets the smallest table that DirectSeqScan reads.",
+							"The table's size as the planner estimates it.",
 							&pg_dio_direct_scan_threshold,
 							2048, 0, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_BLOCKS,
 							NULL, NULL, NULL);
 
 	DefineCustomEnumVariable("pg_dio.resident_sweep",
-							 "How DirectSeqScan finds the blocks that are in shared buffers: one sweep over the buffer descriptors, or a lookup per block.",
-							 "auto sweeps once the scan has looked up as many blocks as 1/32 of shared_buffers' buffers; on sweeps when the scan starts, off always looks up.",
+							 "Sets how DirectSeqScan finds the blocks that are in shared buffers.",
+							 "One sweep over the buffer descriptors, or a lookup per block: auto sweeps once the scan has looked up as many blocks as 1/32 of shared_buffers' buffers; on sweeps when the scan starts; off always looks up.",
 							 &pg_dio_resident_sweep,
 							 DIO_SWEEP_AUTO, dio_sweep_options,
 							 PGC_USERSET, GUC_NOT_IN_SAMPLE,

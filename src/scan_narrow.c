@@ -66,7 +66,7 @@ dio_narrow_mutator(Node *node, DioNarrowMap *m)
 				return (Node *) iv;
 			}
 		}
-		elog(ERROR, "pg_dio: column %d missing from the scan tuple", var->varattno);
+		elog(ERROR, "column %d missing from the scan tuple", var->varattno);
 	}
 	return expression_tree_mutator(node, dio_narrow_mutator, m);
 }
@@ -146,7 +146,7 @@ dio_narrow_init(DioNarrow *n, TupleDesc desc, List *scan_tlist)
 		Var		   *var = castNode(Var, lfirst_node(TargetEntry, lc)->expr);
 
 		if (var->varattno <= 0 || var->varattno > desc->natts)
-			elog(ERROR, "pg_dio: unexpected column %d in scan tuple", var->varattno);
+			elog(ERROR, "unexpected column %d in scan tuple", var->varattno);
 		n->out_attno[i++] = var->varattno;
 		n->max_attno = Max(n->max_attno, var->varattno);
 	}

@@ -797,7 +797,7 @@ pf_direct_take(PfScanState *st, BlockNumber blk)
 	Relation	heap = st->scan->heapRelation;
 
 	if (!dio_stream_next(st->dstream, &st->run) || st->run.first != blk)
-		elog(ERROR, "pg_dio: direct read of heap block %u out of step", blk);
+		elog(ERROR, "direct read of heap block %u out of step", blk);
 	st->have_run = true;
 	if (st->run.nvalid < 1 ||
 		!dio_direct_image_usable(heap, (Page) st->run.data, blk))
@@ -926,7 +926,7 @@ pf_ahead_forget(PfScanState *st, BlockNumber blk)
 	bool		early;
 
 	if (unlikely(a == NULL || a->count == 0))
-		elog(ERROR, "pg_dio: index prefetch lost count of heap block %u", blk);
+		elog(ERROR, "index prefetch lost count of heap block %u", blk);
 	early = a->early;
 	if (--a->count == 0)
 		pfahead_delete_item(st->ahead, a);
@@ -1356,7 +1356,7 @@ pf_next_entry(PfScanState *st)
 				st->cur_buf = pf_stream_buffer(st);
 			st->groups_ahead--;
 			if (!BufferIsValid(st->cur_buf) || BufferGetBlockNumber(st->cur_buf) != blk)
-				elog(ERROR, "pg_dio: index prefetch stream out of step at block %u", blk);
+				elog(ERROR, "index prefetch stream out of step at block %u", blk);
 			pf_arrive(st);
 		}
 		return e;
@@ -1888,7 +1888,7 @@ pf_next_tuple(ScanState *ss)
 			{
 				/* a direct image (plain scans only) */
 				if (unlikely(st->dblk != ItemPointerGetBlockNumber(&tid)))
-					elog(ERROR, "pg_dio: index prefetch consumer out of step at block %u",
+					elog(ERROR, "index prefetch consumer out of step at block %u",
 						 ItemPointerGetBlockNumber(&tid));
 				found = pf_direct_fetch(st, &tid);
 				all_dead = false;
@@ -1898,7 +1898,7 @@ pf_next_tuple(ScanState *ss)
 				/* heap_hot_search_buffer looks at the offset only: check the block */
 				if (unlikely(!BufferIsValid(st->cur_buf) ||
 							 BufferGetBlockNumber(st->cur_buf) != ItemPointerGetBlockNumber(&tid)))
-					elog(ERROR, "pg_dio: index prefetch consumer out of step at block %u",
+					elog(ERROR, "index prefetch consumer out of step at block %u",
 						 ItemPointerGetBlockNumber(&tid));
 				LockBuffer(st->cur_buf, BUFFER_LOCK_SHARE);
 				found = heap_hot_search_buffer(&tid, heap, st->cur_buf, snapshot,
@@ -1997,7 +1997,7 @@ pf_recheck(ScanState *ss, TupleTableSlot *slot)
 		elog(ERROR, "EvalPlanQual recheck is not supported in index-only scans");
 	/* planned only for plain SELECTs, which EvalPlanQual never rechecks */
 	if (st->narrow)
-		elog(ERROR, "pg_dio: EvalPlanQual recheck of a narrow PrefetchIndexScan");
+		elog(ERROR, "EvalPlanQual recheck of a narrow PrefetchIndexScan");
 	econtext->ecxt_scantuple = slot;
 	if (!ExecQualAndReset(st->qualorig, econtext))
 		return false;
@@ -2252,7 +2252,7 @@ pf_begin_scan(CustomScanState *node, EState *estate, int eflags)
 		int			n = RelationGetNumberOfAttributes(st->index);
 
 		if (n != node->ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts)
-			elog(ERROR, "pg_dio: index %u does not match the index-only scan's tuple",
+			elog(ERROR, "index %u does not match the index-only scan's tuple",
 				 st->indexoid);
 		st->nindexatts = n;
 		st->returnable = palloc0(sizeof(bool) * n);
@@ -2539,7 +2539,7 @@ dio_prefetch_init(void)
 	RegisterXactCallback(pf_par_xact_callback, NULL);
 
 	DefineCustomBoolVariable("pg_dio.enable_index_prefetch",
-							 "Lets the planner replace forward index scans and index-only scans of heap tables by PrefetchIndexScan.",
+							 "Enables PrefetchIndexScan in place of forward index scans and index-only scans of heap tables.",
 							 NULL,
 							 &pg_dio_enable_index_prefetch,
 							 true,
@@ -2547,22 +2547,22 @@ dio_prefetch_init(void)
 							 NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("pg_dio.index_prefetch_advice",
-							 "PrefetchIndexScan has the kernel read the heap blocks ahead into the OS page cache (posix_fadvise) and reads them itself instead of through the read stream.",
-							 NULL,
+							 "Enables PrefetchIndexScan's own heap reads, advised ahead, instead of a read stream.",
+							 "The kernel reads the heap blocks ahead into the OS page cache (posix_fadvise), and the scan reads each block itself when it gets there.",
 							 &pg_dio_index_prefetch_advice,
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("pg_dio.index_direct_read",
-							 "PrefetchIndexScan reads the heap blocks it looks ahead at with O_DIRECT through pg_dio's engine when they are all-visible and not in shared buffers (plain SELECTs, with pg_dio.index_prefetch_advice's own reads).",
-							 NULL,
+							 "Enables PrefetchIndexScan's direct heap reads.",
+							 "The heap blocks it looks ahead at are read with O_DIRECT when they are all-visible and not in shared buffers (plain SELECTs, with the scan's own reads).",
 							 &pg_dio_index_direct_read,
 							 false,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 	DefineCustomBoolVariable("pg_dio.index_prefetch_combine",
-							 "With pg_dio.index_prefetch_advice's reads, PrefetchIndexScan reads the index further ahead and has the kernel read the heap blocks next to one it advises together with it when the scan will want them later.",
-							 NULL,
+							 "Enables PrefetchIndexScan to advise neighbouring heap blocks together.",
+							 "With the scan's own reads, it reads the index further ahead and has the kernel read the heap blocks next to one it advises together with it when the scan will want them later.",
 							 &pg_dio_index_prefetch_combine,
 							 true,
 							 PGC_USERSET, 0,

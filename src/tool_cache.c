@@ -52,14 +52,14 @@ PG_FUNCTION_INFO_V1(pg_dio_residency);
 
 /* The relation argument of the cache tools, checked and locked. */
 static Relation
-dio_tool_relation(FunctionCallInfo fcinfo, const char *what, DioPrivilege priv)
+dio_tool_relation(FunctionCallInfo fcinfo, const char *fn, DioPrivilege priv)
 {
 	dio_stats_require();
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("relation must not be NULL")));
-	return dio_open_relation(PG_GETARG_OID(0), what, priv, false);
+	return dio_open_relation(PG_GETARG_OID(0), fn, priv, false);
 }
 
 /* Blocks of a fork, 0 if it does not exist. */
@@ -181,7 +181,7 @@ pg_dio_evict(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 
-	rel = dio_tool_relation(fcinfo, "evict", DIO_PRIV_OWNER);
+	rel = dio_tool_relation(fcinfo, "pg_dio_evict", DIO_PRIV_OWNER);
 
 	EvictRelUnpinnedBuffers(rel, &evicted, &flushed, &skipped);
 
@@ -220,7 +220,7 @@ pg_dio_residency(PG_FUNCTION_ARGS)
 	bool		exists[MAX_FORKNUM + 1] = {0};
 	char		relkind;
 
-	rel = dio_tool_relation(fcinfo, "inspect", DIO_PRIV_SELECT);
+	rel = dio_tool_relation(fcinfo, "pg_dio_residency", DIO_PRIV_SELECT);
 	relkind = rel->rd_rel->relkind;
 
 	InitMaterializedSRF(fcinfo, 0);

@@ -61,15 +61,15 @@ typedef struct DioReadTotals
 } DioReadTotals;
 
 /*
- * Open 'relid' for one of pg_dio's relation tools ('what' names the action
- * in messages) with AccessShareLock.  Privileges are checked first, before
+ * Open 'relid' for one of pg_dio's relation tools ('fn', the SQL function,
+ * named in messages) with AccessShareLock.  Privileges are checked first, before
  * any lock is taken on someone else's relation: SELECT, or for DIO_PRIV_OWNER
  * ownership or pg_maintain.  Then: a relation with storage, not temporary
  * (local buffers), and with heap_only a heap table, materialized view or
  * TOAST table.
  */
 Relation
-dio_open_relation(Oid relid, const char *what, DioPrivilege priv, bool heap_only)
+dio_open_relation(Oid relid, const char *fn, DioPrivilege priv, bool heap_only)
 {
 	Relation	rel;
 	char		relkind = get_rel_relkind(relid);
@@ -88,8 +88,8 @@ dio_open_relation(Oid relid, const char *what, DioPrivilege priv, bool heap_only
 			 !has_privs_of_role(GetUserId(), ROLE_PG_MAINTAIN))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("permission denied to %s relation \"%s\"", what, get_rel_name(relid)),
-				 errdetail("Only the owner of the relation, members of pg_maintain and superusers may do that.")));
+				 errmsg("permission denied for relation \"%s\"", get_rel_name(relid)),
+				 errdetail("Only the owner of the relation, members of pg_maintain and superusers may use %s().", fn)));
 
 	rel = missing ? NULL : try_relation_open(relid, AccessShareLock);
 	if (rel == NULL)
@@ -103,20 +103,20 @@ dio_open_relation(Oid relid, const char *what, DioPrivilege priv, bool heap_only
 		: !RELKIND_HAS_STORAGE(relkind))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("cannot %s relation \"%s\"", what,
+				 errmsg("%s() does not support relation \"%s\"", fn,
 						RelationGetRelationName(rel)),
 				 errdetail_relkind_not_supported(relkind)));
 
 	if (RelationUsesLocalBuffers(rel))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot %s temporary relation \"%s\"", what,
+				 errmsg("%s() does not support temporary relation \"%s\"", fn,
 						RelationGetRelationName(rel))));
 
 	if (heap_only && rel->rd_rel->relam != HEAP_TABLE_AM_OID)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("cannot %s relation \"%s\"", what,
+				 errmsg("%s() does not support relation \"%s\"", fn,
 						RelationGetRelationName(rel)),
 				 errdetail("Only relations of table access method \"heap\" are supported.")));
 	return rel;
@@ -222,7 +222,7 @@ pg_dio_read(PG_FUNCTION_ARGS)
 
 	relid = PG_GETARG_OID(0);
 	fork = forkname_to_number(text_to_cstring(PG_GETARG_TEXT_PP(1)));
-	rel = dio_open_relation(relid, "read", DIO_PRIV_SELECT, true);
+	rel = dio_open_relation(relid, "pg_dio_read", DIO_PRIV_SELECT, true);
 
 	nblocks = smgrexists(RelationGetSmgr(rel), fork) ?
 		RelationGetNumberOfBlocksInFork(rel, fork) : 0;

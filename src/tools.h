@@ -22,7 +22,7 @@ typedef enum DioPrivilege
 	DIO_PRIV_OWNER,				/* owner, pg_maintain or superuser */
 } DioPrivilege;
 
-extern Relation dio_open_relation(Oid relid, const char *what, DioPrivilege priv,
+extern Relation dio_open_relation(Oid relid, const char *fn, DioPrivilege priv,
 								  bool heap_only);
 
 #endif							/* PG_DIO_TOOLS_H */

@@ -191,13 +191,13 @@ SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd', 'bogus')$$, '22023', 'inv
     'unknown fork name');
 SELECT throws_ok($$SELECT * FROM pg_dio_read(0)$$, '42P01', 'relation with OID 0 does not exist',
     'relation that does not exist');
-SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd_idx')$$, '42809', 'cannot read relation "dio_rd_idx"',
+SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd_idx')$$, '42809', 'pg_dio_read() does not support relation "dio_rd_idx"',
     'an index is refused');
-SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd_v')$$, '42809', 'cannot read relation "dio_rd_v"',
+SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd_v')$$, '42809', 'pg_dio_read() does not support relation "dio_rd_v"',
     'a view is refused');
-SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd_seq')$$, '42809', 'cannot read relation "dio_rd_seq"',
+SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd_seq')$$, '42809', 'pg_dio_read() does not support relation "dio_rd_seq"',
     'a sequence is refused');
-SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd_parted')$$, '42809', 'cannot read relation "dio_rd_parted"',
+SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd_parted')$$, '42809', 'pg_dio_read() does not support relation "dio_rd_parted"',
     'a partitioned table is refused');
 SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd_temp')$$, '0A000',
     'cannot read temporary relation "dio_rd_temp"', 'a temporary table is refused');
