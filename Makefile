@@ -106,3 +106,12 @@ cluster: setup
 
 cluster-stop:
 	@test/cluster.sh stop manual
+
+# PGXN distribution: pg_dio-<version>.zip of the committed tree (HEAD), the
+# version META.json's, made with git archive as PGXN bundles are
+DISTVERSION = $(shell sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' META.json | head -n 1)
+.PHONY: dist
+dist:
+	git archive --format zip --prefix=$(EXTENSION)-$(DISTVERSION)/ \
+		--output $(EXTENSION)-$(DISTVERSION).zip HEAD
+	@echo "$(EXTENSION)-$(DISTVERSION).zip"

@@ -25,8 +25,8 @@ run -c "SELECT pg_size_pretty(pg_relation_size('pgbench_accounts')) AS accounts_
 banner "pg_dio_read: every block of pgbench_accounts with O_DIRECT through io_uring, verified, no shared buffers, no page cache"
 run -x -c "SELECT * FROM pg_dio_read('pgbench_accounts')"
 
-banner "the same read with 1MB reads and 8 in flight"
-run -c "SET pg_dio.io_size = '1MB'" -c "SET pg_dio.queue_depth = 8" \
+banner "the same read with 256kB reads and 32 in flight (pg_dio.io_size, pg_dio.queue_depth)"
+run -c "SET pg_dio.io_size = '256kB'" -c "SET pg_dio.queue_depth = 32" \
 	-c "SELECT blocks, reads, pg_size_pretty(avg_read_bytes) AS avg_read, direct_blocks, fallback_blocks, checksum_failures, round(mb_per_s) AS mb_per_s FROM pg_dio_read('pgbench_accounts')"
 
 banner "a fault: io_uring unavailable -> every block falls back to the buffer manager, counted"
@@ -89,9 +89,10 @@ wait "$bg" || true
 run -c "SELECT count(*) AS in_flight_after_cancel FROM pg_stat_aios WHERE source = 'pg_dio'"
 
 banner "pg_stat_aio_backends: pg_dio's counters for this backend, beside core's per-backend I/O"
-# core's per-backend I/O statistics are flushed when the backend goes idle
-run -x -q -c "SELECT blocks FROM pg_dio_read('pgbench_accounts')" -c "SELECT count(*) FROM pgbench_branches" \
-	-c "SELECT pg_stat_force_next_flush()" \
+# core's per-backend I/O statistics are flushed when the backend goes idle;
+# the helper queries' own results go to /dev/null (\o), only the view's row shows
+run -x -q -c '\o /dev/null' -c "SELECT blocks FROM pg_dio_read('pgbench_accounts')" \
+	-c "SELECT count(*) FROM pgbench_branches" -c "SELECT pg_stat_force_next_flush()" -c '\o' \
 	-c "SELECT pid, backend_type, reads_submitted, reads_completed, pg_size_pretty(bytes_read) AS bytes_read, blocks_direct, blocks_fallback, submit_calls, wait_calls, round(wait_time_ms::numeric, 1) AS wait_time_ms, max_inflight, core_reads, pg_size_pretty(core_read_bytes) AS core_read_bytes, core_hits FROM pg_stat_aio_backends WHERE pid = pg_backend_pid()"
 
 banner "cluster totals (exited backends included)"
