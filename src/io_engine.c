@@ -861,6 +861,40 @@ dio_segment_path(RelFileLocator locator, ForkNumber fork, BlockNumber segno,
 }
 
 /*
+ * An entry of the stream's fd cache for a new segment file: a free one, a new
+ * one, or one without pending reads (its fd closed); -1 if there is none.
+ * Entries never move: in-flight requests refer to them by index.
+ */
+static int
+dio_segfd_entry(DioStream *s)
+{
+	int			victim = -1;
+
+	for (int i = 0; i < s->nfds && victim < 0; i++)
+		if (s->fds[i].fd < 0)
+			victim = i;
+	if (victim < 0 && s->nfds < DIO_MAX_SEGFDS)
+	{
+		victim = s->nfds++;
+		s->fds[victim].fd = -1;
+	}
+	for (int i = 0; i < s->nfds && victim < 0; i++)
+		if (s->fds[i].pending == 0)
+			victim = i;
+	if (victim < 0)
+		return -1;
+	if (s->fds[victim].fd >= 0)
+	{
+		/* queued reads must reach the kernel before their fd is closed */
+		dio_flush();
+		close(s->fds[victim].fd);
+		ReleaseExternalFD();
+		s->fds[victim].fd = -1;
+	}
+	return victim;
+}
+
+/*
  * Return the index of the fd cache entry for segment 'segno', opening the
  * segment file O_DIRECT if needed; -1 with *reason set if we cannot.
  */
@@ -869,7 +903,7 @@ dio_stream_segfd(DioStream *s, BlockNumber segno, DioFallback *reason)
 {
 	char		segpath[MAXPGPATH];
 	int			fd;
-	int			victim = -1;
+	int			victim;
 
 	for (int i = 0; i < s->nfds; i++)
 		if (s->fds[i].fd >= 0 && s->fds[i].segno == segno)
@@ -885,34 +919,12 @@ dio_stream_segfd(DioStream *s, BlockNumber segno, DioFallback *reason)
 		return -1;
 	}
 
-	/*
-	 * Pick an entry: a free one, a new one, or one without pending reads.
-	 * Entries never move: in-flight requests refer to them by index.
-	 */
-	for (int i = 0; i < s->nfds && victim < 0; i++)
-		if (s->fds[i].fd < 0)
-			victim = i;
-	if (victim < 0 && s->nfds < DIO_MAX_SEGFDS)
-	{
-		victim = s->nfds++;
-		s->fds[victim].fd = -1;
-	}
-	for (int i = 0; i < s->nfds && victim < 0; i++)
-		if (s->fds[i].pending == 0)
-			victim = i;
+	victim = dio_segfd_entry(s);
 	if (victim < 0)
 	{
 		*reason = DIO_FB_NO_FD;
 		dio_note_fallback(DIO_FB_NO_FD, "too many segment files with reads in flight");
 		return -1;
-	}
-	if (s->fds[victim].fd >= 0)
-	{
-		/* queued reads must reach the kernel before their fd is closed */
-		dio_flush();
-		close(s->fds[victim].fd);
-		ReleaseExternalFD();
-		s->fds[victim].fd = -1;
 	}
 	s->fds[victim].pending = 0;
 
@@ -999,13 +1011,76 @@ dio_req_finish(DioStream *s, DioReq *r, bool failed, DioFallback reason)
 	dio_stats_end_write();
 }
 
+/* The injected faults that act on real completions: the result they make. */
+static int
+dio_inject_result(DioReq *r, int res)
+{
+	uint32		remaining = r->len - r->done;
+
+	if (res > 0 && pg_dio_inject_fault == DIO_FAULT_EIO)
+		return -EIO;
+	if (res > 0 && pg_dio_inject_fault == DIO_FAULT_SHORT_READ &&
+		!r->short_injected && (uint32) res == remaining &&
+		remaining >= 2 * PG_IO_ALIGN_SIZE)
+	{
+		r->short_injected = true;
+		return (remaining / 2) & ~(PG_IO_ALIGN_SIZE - 1);
+	}
+	return res;
+}
+
+/* A read that failed (res < 0) or hit the end of the file (res == 0). */
+static void
+dio_req_failed(DioStream *s, DioReq *r, int res)
+{
+	if (res == -EINVAL)
+	{
+		s->odirect_refused = true;
+		dio_note_fallback(DIO_FB_NO_ODIRECT, "O_DIRECT read refused (EINVAL)");
+		dio_req_finish(s, r, true, DIO_FB_NO_ODIRECT);
+		return;
+	}
+	if (res == 0)
+		dio_note_fallback(DIO_FB_IO_ERROR, "direct read hit end of file");
+	else if (res != -ECANCELED)
+	{
+		char		msg[128];
+
+		snprintf(msg, sizeof(msg), "direct read failed: %s", strerror(-res));
+		dio_note_fallback(DIO_FB_IO_ERROR, msg);
+	}
+	dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
+}
+
+/* A short read of 'res' bytes: keep what is aligned, read the rest again. */
+static void
+dio_req_short(DioStream *s, DioReq *r, int res)
+{
+	uint32		newdone = (r->done + res) & ~(PG_IO_ALIGN_SIZE - 1);
+
+	dio_stats_begin_write();
+	dio_my_slot->c.short_reads++;
+	dio_stats_end_write();
+
+	if (newdone <= r->done && ++r->stalls > DIO_MAX_STALLS)
+	{
+		dio_note_fallback(DIO_FB_IO_ERROR, "direct read made no progress");
+		dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
+		return;
+	}
+	r->done = Max(r->done, newdone);
+	if (dio_broken)
+		dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
+	else
+		dio_req_prep(s, r);
+}
+
 /* Handle one completion.  Never raises an error. */
 static void
 dio_handle_cqe(uint64 ud, int res)
 {
 	DioStream  *s;
 	DioReq	   *r;
-	uint32		remaining;
 
 	if ((ud >> 32) != DIO_UD_READ)
 		return;					/* delay timeouts and cancels */
@@ -1013,59 +1088,18 @@ dio_handle_cqe(uint64 ud, int res)
 	s = dio_streams[(ud >> 16) & 0xFFFF];
 	r = &s->reqs[ud & 0xFFFF];
 	Assert(s->in_use && r->state == DIO_REQ_INFLIGHT);
-	remaining = r->len - r->done;
+	res = dio_inject_result(r, res);
 
-	/* injected faults act on real completions */
-	if (res > 0 && pg_dio_inject_fault == DIO_FAULT_EIO)
-		res = -EIO;
-	if (res > 0 && pg_dio_inject_fault == DIO_FAULT_SHORT_READ &&
-		!r->short_injected && (uint32) res == remaining &&
-		remaining >= 2 * PG_IO_ALIGN_SIZE)
-	{
-		r->short_injected = true;
-		res = (remaining / 2) & ~(PG_IO_ALIGN_SIZE - 1);
-	}
-
-	if (res == -EINTR || res == -EAGAIN)
-	{
-		if (!dio_broken)
-		{
-			dio_req_prep(s, r);
-			return;
-		}
-		res = -EIO;
-	}
-
-	if (res < 0)
-	{
-		if (res == -EINVAL)
-		{
-			s->odirect_refused = true;
-			dio_note_fallback(DIO_FB_NO_ODIRECT, "O_DIRECT read refused (EINVAL)");
-			dio_req_finish(s, r, true, DIO_FB_NO_ODIRECT);
-		}
-		else
-		{
-			if (res != -ECANCELED)
-			{
-				char		msg[128];
-
-				snprintf(msg, sizeof(msg), "direct read failed: %s", strerror(-res));
-				dio_note_fallback(DIO_FB_IO_ERROR, msg);
-			}
-			dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
-		}
-		return;
-	}
-	if (res == 0)
-	{
-		dio_note_fallback(DIO_FB_IO_ERROR, "direct read hit end of file");
-		dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
-		return;
-	}
-	if ((uint32) res >= remaining)
+	if ((res == -EINTR || res == -EAGAIN) && !dio_broken)
+		dio_req_prep(s, r);		/* again */
+	else if (res <= 0)
+		dio_req_failed(s, r, (res == -EINTR || res == -EAGAIN) ? -EIO : res);
+	else if ((uint32) res < r->len - r->done)
+		dio_req_short(s, r, res);
+	else
 	{
 		r->done = r->len;
+
 		/*
 		 * Damage the stored checksum of every page read.  The checksum of the
 		 * contents is unchanged, so verification (with data checksums) fails
@@ -1076,28 +1110,6 @@ dio_handle_cqe(uint64 ud, int res)
 			for (int i = 0; i < r->nblocks; i++)
 				((PageHeader) (r->buf + (size_t) i * BLCKSZ))->pd_checksum ^= 0x5A5A;
 		dio_req_finish(s, r, false, DIO_FB_IO_ERROR);
-		return;
-	}
-
-	/* short read: keep what is aligned, read the rest again */
-	{
-		uint32		newdone = (r->done + res) & ~(PG_IO_ALIGN_SIZE - 1);
-
-		dio_stats_begin_write();
-		dio_my_slot->c.short_reads++;
-		dio_stats_end_write();
-
-		if (newdone <= r->done && ++r->stalls > DIO_MAX_STALLS)
-		{
-			dio_note_fallback(DIO_FB_IO_ERROR, "direct read made no progress");
-			dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
-			return;
-		}
-		r->done = Max(r->done, newdone);
-		if (dio_broken)
-			dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
-		else
-			dio_req_prep(s, r);
 	}
 }
 
@@ -1181,6 +1193,53 @@ dio_wait_and_reap(bool count_wait, uint64 *waited_us)
 }
 
 /*
+ * Wait until this process has fewer than DIO_MAX_BACKEND_READS reads in
+ * flight (other streams' reads complete on their own).
+ */
+static void
+dio_wait_for_room(void)
+{
+	while (!dio_broken && dio_total_inflight >= DIO_MAX_BACKEND_READS)
+	{
+		if (!dio_wait_and_reap(true, NULL))
+			ereport(ERROR,
+					(errcode(ERRCODE_IO_ERROR),
+					 errmsg("io_uring failed while direct reads were in flight")));
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/* Count a read that goes to the kernel and list it in the in-flight registry. */
+static void
+dio_req_register(DioStream *s, DioReq *r)
+{
+	dio_stats_begin_write();
+	dio_my_slot->c.reads_submitted++;
+	if ((uint64) dio_total_inflight > dio_my_slot->c.max_inflight)
+		dio_my_slot->c.max_inflight = dio_total_inflight;
+	r->reg = -1;
+	for (int i = 0; i < DIO_MAX_INFLIGHT; i++)
+	{
+		DioInflight *e = &dio_my_slot->inflight[i];
+
+		if (!e->used)
+		{
+			e->used = true;
+			e->locator = s->locator;
+			e->fork = s->fork;
+			e->first = r->first;
+			e->nblocks = r->nblocks;
+			e->bytes = r->len;
+			e->submitted = GetCurrentTimestamp();
+			dio_my_slot->ninflight++;
+			r->reg = i;
+			break;
+		}
+	}
+	dio_stats_end_write();
+}
+
+/*
  * Queue the read of blocks [first, first + nblocks), all in one segment and
  * at most dio_stream_max_blocks().  Requires dio_stream_can_submit().
  */
@@ -1200,17 +1259,8 @@ dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
 
 	if (!s->prepared)
 		dio_stream_prepare(s);
-
-	/* room for one more read in flight in this process */
-	while (!s->unusable && !dio_broken &&
-		   dio_total_inflight >= DIO_MAX_BACKEND_READS)
-	{
-		if (!dio_wait_and_reap(true, NULL))
-			ereport(ERROR,
-					(errcode(ERRCODE_IO_ERROR),
-					 errmsg("io_uring failed while direct reads were in flight")));
-		CHECK_FOR_INTERRUPTS();
-	}
+	if (!s->unusable)
+		dio_wait_for_room();
 
 	for (slot = 0; slot < s->nreqs; slot++)
 		if (s->reqs[slot].state == DIO_REQ_FREE)
@@ -1256,32 +1306,7 @@ dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
 	s->issued++;
 	s->inflight_sum += s->ninflight;
 	INSTR_TIME_SET_CURRENT(r->started);
-
-	dio_stats_begin_write();
-	dio_my_slot->c.reads_submitted++;
-	if ((uint64) dio_total_inflight > dio_my_slot->c.max_inflight)
-		dio_my_slot->c.max_inflight = dio_total_inflight;
-	r->reg = -1;
-	for (int i = 0; i < DIO_MAX_INFLIGHT; i++)
-	{
-		DioInflight *e = &dio_my_slot->inflight[i];
-
-		if (!e->used)
-		{
-			e->used = true;
-			e->locator = s->locator;
-			e->fork = s->fork;
-			e->first = first;
-			e->nblocks = nblocks;
-			e->bytes = r->len;
-			e->submitted = GetCurrentTimestamp();
-			dio_my_slot->ninflight++;
-			r->reg = i;
-			break;
-		}
-	}
-	dio_stats_end_write();
-
+	dio_req_register(s, r);
 	dio_req_prep(s, r);
 }
 

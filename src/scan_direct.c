@@ -384,10 +384,9 @@ dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
 
 /*
  * Which blocks of the relation are in shared buffers?  Looking each block up
- * in the buffer mapping table costs a few cache misses (perf: 11% of a cold
- * serial count(*)'s CPU), so once a scan has made as many lookups as would
- * pay for it, it reads the buffer descriptors once instead and keeps a bitmap
- * of the relation's resident blocks.
+ * in the buffer mapping table costs a few cache misses, so once a scan has
+ * made as many lookups as would pay for it, it reads the buffer descriptors
+ * once instead and keeps a bitmap of the relation's resident blocks.
  *
  * Once is enough: the check needs to come after our snapshot was taken and
  * before the read, not right before it.  A change our snapshot sees was made
@@ -852,12 +851,9 @@ dio_store_tuple(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
 
 /*
  * Have the next row's header on its way into the CPU's caches while this one
- * is being used.  A direct image was just checksummed, so it is there; a page
- * in shared buffers usually is not, and without this each row waited for its
- * own: a warm serial sum(abalance) over 5 million rows took 289 ms with the
- * prefetch left out, 263 ms with it (session 9, four alternated rounds of ten).
- * Not for a direct image that was checksummed: 11 instructions a row for
- * nothing.  st->vis_idx is the next row's.
+ * is being used: a page in shared buffers is usually not in them.  Not for a
+ * direct image that was just checksummed, which is.  st->vis_idx is the next
+ * row's.
  */
 static pg_attribute_always_inline void
 dio_prefetch_next_row(DioScanState *st)
@@ -910,6 +906,86 @@ dio_scan_next(ScanState *ss)
 	return dio_scan_next_page(st, ss->ss_ScanTupleSlot);
 }
 
+/*
+ * The next page of the current direct run: its rows if the image may be
+ * used (all-visible: every normal line pointer is a visible tuple), else the
+ * block is read again through the buffer manager.
+ */
+static void
+dio_run_next_page(DioScanState *st)
+{
+	int			i = st->page_idx++;
+	BlockNumber blk = st->run.first + i;
+	Page		page = (Page) (st->run.data + (size_t) i * BLCKSZ);
+
+	if (i < st->run.nvalid && dio_direct_image_usable(st->rel, page, blk))
+	{
+		st->counters.direct_blocks++;
+		st->run_direct++;
+		st->page = page;
+		st->page_blk = blk;
+		st->vis_idx = 0;
+		/* its checksum, if any, has just read all of it */
+		st->prefetch_rows = st->post_check;
+		dio_page_all_visible_tuples(st, page);
+		return;
+	}
+	if (i < st->run.nvalid)
+	{
+		st->counters.buffered[DIO_SR_VERIFY]++;
+		st->run_verify++;
+	}
+	else
+		st->counters.buffered[DIO_SR_IO]++;
+	st->single_blk = blk;
+}
+
+/*
+ * Start on the next queued segment: a buffered one stays at the head of the
+ * queue until used up (see seg_first); a direct one becomes the current run.
+ * False at the end of the scan.
+ */
+static bool
+dio_next_segment(DioScanState *st)
+{
+	DioSegment	seg;
+	uint32		ahead;
+
+	dio_fill(st);
+	if (st->seg_count == 0)
+		return false;
+	seg = st->segq[st->seg_first % DIO_SEGQ_SIZE];
+	if (!seg.direct)
+	{
+		st->buffered_active = true;
+		st->bseg_next = seg.start;
+		st->bseg_end = seg.start + seg.nblocks;
+		return true;
+	}
+	st->seg_first++;
+	st->seg_count--;
+	if (!dio_stream_next(st->stream, &st->run))
+		elog(ERROR, "direct read of block %u missing", seg.start);
+	Assert(st->run.first == seg.start && st->run.nblocks == (int) seg.nblocks);
+	st->have_run = true;
+	st->page_idx = 0;
+	st->run_direct = 0;
+	st->run_verify = 0;
+
+	/* blocks read ahead of these (EXPLAIN (IO)'s prefetch distance) */
+	ahead = (uint32) dio_stream_blocks_ahead(st->stream);
+	st->counters.pf_count += st->run.nblocks;
+	st->counters.pf_dist_sum += (uint64) ahead * st->run.nblocks;
+	st->counters.pf_dist_max = Max(st->counters.pf_dist_max, ahead);
+	/* (pg_stat_io counts it when it completes, io_engine.c) */
+	if (st->run.issued)
+	{
+		st->counters.reads++;
+		st->counters.read_bytes += (uint64) st->run.nblocks * BLCKSZ;
+	}
+	return true;
+}
+
 /* Move on to the next page with a row and return that row, or end the scan. */
 static pg_noinline TupleTableSlot *
 dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
@@ -958,80 +1034,17 @@ dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
 		{
 			if (st->page_idx < st->run.nblocks)
 			{
-				int			i = st->page_idx++;
-				BlockNumber blk = st->run.first + i;
-				Page		page = (Page) (st->run.data + (size_t) i * BLCKSZ);
-
-				if (i < st->run.nvalid &&
-					dio_direct_image_usable(st->rel, page, blk))
-				{
-					/* all-visible: every normal line pointer is a visible tuple */
-					st->counters.direct_blocks++;
-					st->run_direct++;
-					st->page = page;
-					st->page_blk = blk;
-					st->vis_idx = 0;
-					/* its checksum, if any, has just read all of it */
-					st->prefetch_rows = st->post_check;
-					dio_page_all_visible_tuples(st, page);
-				}
-				else
-				{
-					if (i < st->run.nvalid)
-					{
-						st->counters.buffered[DIO_SR_VERIFY]++;
-						st->run_verify++;
-					}
-					else
-						st->counters.buffered[DIO_SR_IO]++;
-					st->single_blk = blk;
-				}
+				dio_run_next_page(st);
 				continue;
 			}
 			dio_release_run(st);
 		}
 
 		/* 4. the next segment */
-		dio_fill(st);
-		if (st->seg_count == 0)
+		if (!dio_next_segment(st))
 		{
 			dio_close_stream(st);
 			return ExecClearTuple(slot);
-		}
-		{
-			DioSegment	seg = st->segq[st->seg_first % DIO_SEGQ_SIZE];
-
-			if (!seg.direct)
-			{
-				/* stays at the head until used up (see seg_first) */
-				st->buffered_active = true;
-				st->bseg_next = seg.start;
-				st->bseg_end = seg.start + seg.nblocks;
-				continue;
-			}
-			st->seg_first++;
-			st->seg_count--;
-			if (!dio_stream_next(st->stream, &st->run))
-				elog(ERROR, "direct read of block %u missing", seg.start);
-			Assert(st->run.first == seg.start && st->run.nblocks == (int) seg.nblocks);
-			st->have_run = true;
-			st->page_idx = 0;
-			st->run_direct = 0;
-			st->run_verify = 0;
-			/* blocks read ahead of these (EXPLAIN (IO)'s prefetch distance) */
-			{
-				uint32		ahead = (uint32) dio_stream_blocks_ahead(st->stream);
-
-				st->counters.pf_count += st->run.nblocks;
-				st->counters.pf_dist_sum += (uint64) ahead * st->run.nblocks;
-				st->counters.pf_dist_max = Max(st->counters.pf_dist_max, ahead);
-			}
-			/* (pg_stat_io counts it when it completes, io_engine.c) */
-			if (st->run.issued)
-			{
-				st->counters.reads++;
-				st->counters.read_bytes += (uint64) st->run.nblocks * BLCKSZ;
-			}
 		}
 	}
 }
@@ -1089,19 +1102,9 @@ dio_scan_reset(DioScanState *st)
  * of a parallel scan share (the workers planned, and the leader unless
  * parallel_leader_participation is off), each keeping at least 4 of them.
  * The reads land in memory the process then checksums and scans, so what
- * all of them have in flight should stay within the CPU's last-level cache.
- * Measured on this project's 2-CPU VM (32 MB L3), cold parallel count(*)
- * of a 4 GB table with 2 workers, 256 kB reads, alternated: at 32 reads per
- * process (24 MB in flight) the checksums took ~3x the CPU they took at 16,
- * and the scan ran 5.03 GiB/s against 5.39 with the share (11 each).  A
- * leader left alone when no worker could be launched keeps the share too
- * (serially, 12 reads instead of 32 cost ~4%).  With the defaults of
- * session 14 (1 MB reads, 16 in flight) that is 6 reads of 1 MB per process
- * with 2 workers, 8 with 1: on a device that bounds the scan (~2 GiB/s),
- * cold count(*), 6 alternated rounds, these ran 1.89 and 1.99 GiB/s where 11
- * and 16 reads of 256 kB ran 1.67 and 1.76 (fio beside them 1.94 and 1.97);
- * 22 reads of 256 kB were no better than 11 (1.72): it is the size of the
- * reads, not what is in flight.
+ * all of them have in flight together stays within the CPU's last-level
+ * cache (docs/benchmarks.md has the measurements).  A leader left alone when
+ * no worker could be launched keeps its share too.
  */
 static int
 dio_stream_depth(DioScanState *st)

@@ -348,13 +348,8 @@ bool		pg_dio_index_prefetch_combine = true;
 /*
  * Off by default: a block read directly is cached nowhere, so a query run
  * again reads it from the device again where core's index scan finds it in
- * shared buffers (bench_idx's "cached" range, whose warm-up run warmed
- * nothing: 1.44x core's instructions per query, 0.90x with it off); and on a
- * device that bounds the scan it gained nothing cold (session 13, 1% random
- * range of 2.3 GB at effective_io_concurrency 16, medians of 3 rounds, direct
- * vs buffered: 1.87 vs 1.62 s and 1.86 vs 1.89 s on an all-visible table,
- * 1.74 vs 1.59 s and 1.88 vs 2.07 s on one half all-visible, in two bench
- * runs; the blocks it comes back to it reads twice, 8% more reads).
+ * shared buffers, and on a device that bounds the scan it gains nothing cold
+ * (docs/benchmarks.md).
  */
 bool		pg_dio_index_direct_read = false;
 
@@ -869,10 +864,9 @@ pf_direct_fetch(PfScanState *st, ItemPointer tid)
  *
  * Only while the scan looks ahead (it has had to read), has advised blocks
  * it has not reached yet and finds few blocks in the OS page cache: a range
- * the OS page cache holds gains nothing from it (bench_idx's OS-cached 1%
- * range, 16 alternated pairs: 1.043 against 1.016 times core's time).  Not
- * while the scan may read blocks directly (pg_dio.index_direct_read): those
- * would be advised as neighbours instead.
+ * the OS page cache holds gains nothing from it.  Not while the scan may
+ * read blocks directly (pg_dio.index_direct_read): those would be advised as
+ * neighbours instead.
  */
 static void
 pf_deep_fill(PfScanState *st)
@@ -992,6 +986,42 @@ pf_advise(PfScanState *st, BlockNumber blk)
 }
 
 /*
+ * Self-read mode: no block goes to a read stream.  Once the scan looks ahead
+ * (it had to read), each new block is advised unless the OS page cache has
+ * it, and the consumer reads it itself when it gets there, as core's read
+ * stream does with io_method=sync: the kernel reads ahead, and no I/O worker
+ * round trip is paid per block.  As a read stream counts I/Os against the
+ * I/O concurrency and blocks against its capacity, only a block that needs a
+ * read (advised, or read directly) counts against the look-ahead wanted.
+ * True when the look-ahead is full.
+ */
+static bool
+pf_self_block(PfScanState *st, PfEntry *e, BlockNumber blk, bool early)
+{
+	e->flags |= PF_GROUP_START | PF_SYNC;
+	st->last_blk = blk;
+	st->self_ahead++;
+	if (st->self_dist == 1)
+		return true;
+	if (early)
+		e->flags |= PF_EARLY;	/* on its way with a neighbour */
+	else if (pf_block_os_cached(st, blk))
+		e->flags |= PF_OS_CACHED;
+	else if (pf_direct_block(st, blk))
+	{
+		e->flags |= PF_DIRECT;
+		st->self_ios++;
+	}
+	else if (pf_advise(st, blk))
+	{
+		/* posix_fadvise(WILLNEED), unless the block is in shared buffers */
+		e->flags |= PF_ADVISED;
+		st->self_ios++;
+	}
+	return st->self_ios >= st->self_dist || st->self_ahead >= (int) st->capacity;
+}
+
+/*
  * The read stream's callback: queue TIDs until one needs a heap block other
  * than the last one handed out, and return that block.  Ends the stream at
  * the end of the index, at the cap on TIDs needing no block (index-only), at
@@ -1038,49 +1068,9 @@ pf_look_ahead(PfScanState *st)
 		if (blk == st->last_blk)
 			continue;			/* same block as the group before it */
 
-		/*
-		 * Self-read mode (io_method=worker with advice): no block goes to
-		 * the stream.  Once the scan looks ahead (it had to read), each new
-		 * block is advised unless the OS page cache has it, and the consumer
-		 * reads it itself when it gets there, as core's read stream does
-		 * with io_method=sync: the kernel reads ahead, and no I/O worker
-		 * round trip is paid per block.  Stop at the look-ahead wanted.
-		 */
 		if (st->selfread)
 		{
-			e->flags |= PF_GROUP_START | PF_SYNC;
-			st->last_blk = blk;
-			st->self_ahead++;
-			if (st->self_dist == 1)
-				break;
-			/*
-			 * As a read stream counts I/Os against the I/O concurrency and
-			 * blocks against its capacity: only a block that needs a read
-			 * is advised and counts against the look-ahead wanted, one in
-			 * shared buffers or the OS page cache does not.
-			 */
-			if (early)
-				e->flags |= PF_EARLY;	/* on its way with a neighbour */
-			else if (pf_block_os_cached(st, blk))
-				e->flags |= PF_OS_CACHED;
-			else if (pf_direct_block(st, blk))
-			{
-				e->flags |= PF_DIRECT;
-				st->self_ios++;
-			}
-			else if (pf_advise(st, blk))
-			{
-				/*
-				 * posix_fadvise(WILLNEED) unless the block is in shared
-				 * buffers (or debug_io_direct=data).  Measured against a
-				 * buffered 8 kB read on pg_dio's io_uring ring (session 6,
-				 * cold 1% random query, alternated): 1.26 s vs 1.58 s; the
-				 * ring's read is tried twice and copies the block once more.
-				 */
-				e->flags |= PF_ADVISED;
-				st->self_ios++;
-			}
-			if (st->self_ios >= st->self_dist || st->self_ahead >= (int) st->capacity)
+			if (pf_self_block(st, e, blk, early))
 				break;
 			continue;
 		}
@@ -1195,14 +1185,8 @@ static void pf_trail_end(PfScanState *st);
 
 /*
  * Self-read mode: top the look-ahead up after every block that leaves room
- * for another I/O, so that it stays at the I/O concurrency.  Against topping
- * up a quarter at a time (sessions 4-11), cold 1% random range of 2.3 GB,
- * alternated: faster in 13 of 16 pairs, by 2-10%, with the same CPU, where
- * the backend was bound by CPU (session 12, a device of ~140k IOPS at depth
- * 16); no consistent difference where the device bounds it (session 13,
- * ~70k IOPS, 4 rounds: medians 0.91x, 1.00x and 1.07x of the old way's time
- * on the three tables and settings).  Not while the look-ahead is one: then
- * the next TID is taken when it is wanted.
+ * for another I/O, so that it stays at the I/O concurrency.  Not while the
+ * look-ahead is one: then the next TID is taken when it is wanted.
  */
 static void
 pf_self_top_up(PfScanState *st)
@@ -1789,6 +1773,137 @@ pf_trail_end(PfScanState *st)
 	st->trail_tids = 0;
 }
 
+/* Not an MVCC snapshot: exactly core's index scan. */
+static TupleTableSlot *
+pf_next_unqueued(PfScanState *st, TupleTableSlot *slot)
+{
+	TupleTableSlot *hslot = st->narrow ? st->heapslot : slot;
+
+	while (index_getnext_slot(st->scan, ForwardScanDirection, hslot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (st->scan->xs_recheck && !pf_recheck_quals(st, hslot))
+			continue;
+		if (st->narrow)
+		{
+			/* the page stays pinned by heapslot until its next tuple */
+			HeapTuple	tuple = ExecFetchSlotHeapTuple(hslot, false, NULL);
+
+			pf_store_narrow(st, slot, tuple);
+		}
+		return slot;
+	}
+	if (st->narrow)
+		ExecClearTuple(st->heapslot);
+	return ExecClearTuple(slot);
+}
+
+/*
+ * Index-only scan with nothing queued: as core's index-only scan, a TID
+ * whose block is all-visible goes from the index straight to the slot, with
+ * no queue entry and no copy (*result: the slot, or with *again set a row
+ * the recheck dropped), and so does one that needs the heap in self-read
+ * mode while not looking ahead (the entry returned).  Otherwise it is queued
+ * and handed to the look-ahead (NULL).  At the end: *result, an empty slot.
+ */
+static PfEntry *
+pf_ios_take(PfScanState *st, TupleTableSlot *slot, TupleTableSlot **result,
+			bool *again)
+{
+	ItemPointer tid = pf_read_tid(st);
+
+	if (tid == NULL)
+	{
+		*result = ExecClearTuple(slot);
+		return NULL;
+	}
+	if (!pf_needs_heap(st, tid))
+	{
+		PredicateLockPage(st->css.ss.ss_currentRelation, ItemPointerGetBlockNumber(tid),
+						  st->css.ss.ps.state->es_snapshot);
+		st->cur.tid = *tid;
+		st->cur.flags = PF_IN_SCAN;
+		st->cur.copy = NULL;
+		pf_store_index_data(st, slot, &st->cur);
+		if (!st->scan->xs_recheck || pf_recheck_quals(st, slot))
+			*result = slot;
+		else
+			*again = true;
+		return NULL;
+	}
+	if (st->selfread && st->self_dist == 1)
+		return pf_current_entry(st, tid, false);
+	pf_queue_tid(st, tid, true);
+	pf_feed(st);
+	return NULL;
+}
+
+/*
+ * Fetch the tuple of e's TID visible to the scan from its heap block (the
+ * held direct image or cur_buf) into st->tup; e->tid becomes the tuple's own
+ * TID, which may be further down its HOT chain.  False if none is visible.
+ */
+static bool
+pf_heap_fetch(PfScanState *st, PfEntry *e)
+{
+	ItemPointerData tid = e->tid;
+	bool		all_dead = false;
+	bool		found;
+
+	if (st->index_only)
+		InstrCountTuples2(&st->css.ss, 1);	/* core's Heap Fetches */
+	if (st->have_run)
+	{
+		/* a direct image (plain scans only) */
+		if (unlikely(st->dblk != ItemPointerGetBlockNumber(&tid)))
+			elog(ERROR, "index prefetch consumer out of step at block %u",
+				 ItemPointerGetBlockNumber(&tid));
+		found = pf_direct_fetch(st, &tid);
+	}
+	else
+	{
+		/* heap_hot_search_buffer looks at the offset only: check the block */
+		if (unlikely(!BufferIsValid(st->cur_buf) ||
+					 BufferGetBlockNumber(st->cur_buf) != ItemPointerGetBlockNumber(&tid)))
+			elog(ERROR, "index prefetch consumer out of step at block %u",
+				 ItemPointerGetBlockNumber(&tid));
+		LockBuffer(st->cur_buf, BUFFER_LOCK_SHARE);
+		found = heap_hot_search_buffer(&tid, st->css.ss.ss_currentRelation, st->cur_buf,
+									   st->css.ss.ps.state->es_snapshot,
+									   &st->tup, &all_dead, true);
+		LockBuffer(st->cur_buf, BUFFER_LOCK_UNLOCK);
+	}
+
+	/*
+	 * As core's index fetch: a TID whose whole HOT chain is dead to everyone
+	 * gets its index entry marked dead, by the index AM at its next read.
+	 * That read must be the one right after this TID's: when nothing was read
+	 * from the index since (no look-ahead beyond it), the scan's own; else
+	 * the trailing scan's.
+	 */
+	if (all_dead && !st->scan->xactStartedInRecovery)
+	{
+		if (st->latest == PF_LATEST_CUR ||
+			(st->latest == PF_LATEST_QUEUED && st->head == st->tail))
+			st->scan->kill_prior_tuple = true;
+		else
+			pf_trail_kill(st, &tid);
+	}
+	if (!found)
+	{
+		if (e->copy)
+		{
+			pf_free_copy(st, e->copy);
+			e->copy = NULL;
+		}
+		return false;
+	}
+	/* the index's idx_tup_fetch, as core's index fetch counts it */
+	pgstat_count_heap_fetch(st->scan->indexRelation);
+	e->tid = tid;
+	return true;
+}
+
 static TupleTableSlot *
 pf_next_tuple(ScanState *ss)
 {
@@ -1801,28 +1916,7 @@ pf_next_tuple(ScanState *ss)
 		pf_start(st);
 
 	if (!st->queued)
-	{
-		/* not MVCC: exactly core's index scan */
-		TupleTableSlot *hslot = st->narrow ? st->heapslot : slot;
-
-		while (index_getnext_slot(st->scan, ForwardScanDirection, hslot))
-		{
-			CHECK_FOR_INTERRUPTS();
-			if (st->scan->xs_recheck && !pf_recheck_quals(st, hslot))
-				continue;
-			if (st->narrow)
-			{
-				/* the page stays pinned by heapslot until its next tuple */
-				HeapTuple	tuple = ExecFetchSlotHeapTuple(hslot, false, NULL);
-
-				pf_store_narrow(st, slot, tuple);
-			}
-			return slot;
-		}
-		if (st->narrow)
-			ExecClearTuple(st->heapslot);
-		return ExecClearTuple(slot);
-	}
+		return pf_next_unqueued(st, slot);
 
 	for (;;)
 	{
@@ -1836,37 +1930,16 @@ pf_next_tuple(ScanState *ss)
 			pf_self_top_up(st);
 		}
 
-		/*
-		 * Index-only scan with nothing queued: as core's index-only scan, a
-		 * TID whose block is all-visible goes from the index straight to the
-		 * slot, with no queue entry and no copy, and so does one that needs
-		 * the heap in self-read mode while not looking ahead.  Otherwise it
-		 * is queued and handed to the look-ahead.
-		 */
 		if (st->index_only && st->head == st->tail && !st->index_done)
 		{
-			ItemPointer tid = pf_read_tid(st);
+			TupleTableSlot *result = NULL;
+			bool		again = false;
 
-			if (tid == NULL)
-				return ExecClearTuple(slot);
-			if (!pf_needs_heap(st, tid))
-			{
-				PredicateLockPage(heap, ItemPointerGetBlockNumber(tid), snapshot);
-				st->cur.tid = *tid;
-				st->cur.flags = PF_IN_SCAN;
-				st->cur.copy = NULL;
-				pf_store_index_data(st, slot, &st->cur);
-				if (!st->scan->xs_recheck || pf_recheck_quals(st, slot))
-					return slot;
+			e = pf_ios_take(st, slot, &result, &again);
+			if (result != NULL)
+				return result;
+			if (again)
 				continue;
-			}
-			if (st->selfread && st->self_dist == 1)
-				e = pf_current_entry(st, tid, false);
-			else
-			{
-				pf_queue_tid(st, tid, true);
-				pf_feed(st);
-			}
 		}
 
 		if (e == NULL)
@@ -1878,62 +1951,8 @@ pf_next_tuple(ScanState *ss)
 
 		if (e->flags & PF_NEED_HEAP)
 		{
-			ItemPointerData tid = e->tid;
-			bool		all_dead;
-			bool		found;
-
-			if (st->index_only)
-				InstrCountTuples2(&st->css.ss, 1);	/* core's Heap Fetches */
-			if (st->have_run)
-			{
-				/* a direct image (plain scans only) */
-				if (unlikely(st->dblk != ItemPointerGetBlockNumber(&tid)))
-					elog(ERROR, "index prefetch consumer out of step at block %u",
-						 ItemPointerGetBlockNumber(&tid));
-				found = pf_direct_fetch(st, &tid);
-				all_dead = false;
-			}
-			else
-			{
-				/* heap_hot_search_buffer looks at the offset only: check the block */
-				if (unlikely(!BufferIsValid(st->cur_buf) ||
-							 BufferGetBlockNumber(st->cur_buf) != ItemPointerGetBlockNumber(&tid)))
-					elog(ERROR, "index prefetch consumer out of step at block %u",
-						 ItemPointerGetBlockNumber(&tid));
-				LockBuffer(st->cur_buf, BUFFER_LOCK_SHARE);
-				found = heap_hot_search_buffer(&tid, heap, st->cur_buf, snapshot,
-											   &st->tup, &all_dead, true);
-				LockBuffer(st->cur_buf, BUFFER_LOCK_UNLOCK);
-			}
-
-			/*
-			 * As core's index fetch: a TID whose whole HOT chain is dead to
-			 * everyone gets its index entry marked dead, by the index AM at
-			 * its next read.  That read must be the one right after this
-			 * TID's: when nothing was read from the index since (no
-			 * look-ahead beyond it), the scan's own; else the trailing scan's.
-			 */
-			if (all_dead && !st->scan->xactStartedInRecovery)
-			{
-				if (st->latest == PF_LATEST_CUR ||
-					(st->latest == PF_LATEST_QUEUED && st->head == st->tail))
-					st->scan->kill_prior_tuple = true;
-				else
-					pf_trail_kill(st, &tid);
-			}
-			if (!found)
-			{
-				if (e->copy)
-				{
-					pf_free_copy(st, e->copy);
-					e->copy = NULL;
-				}
+			if (!pf_heap_fetch(st, e))
 				continue;
-			}
-			/* the index's idx_tup_fetch, as core's index fetch counts it */
-			pgstat_count_heap_fetch(st->scan->indexRelation);
-			/* the tuple's own TID, which may be further down its HOT chain */
-			e->tid = tid;
 			if (st->narrow)
 			{
 				/* the page stays pinned as cur_buf (or held) until the next call */
@@ -2411,6 +2430,95 @@ pf_explain_count(const char *label, DioNodeInstr *instr, bool recheck,
 							 0, es);
 }
 
+/*
+ * EXPLAIN (IO), PostgreSQL 19: core's prefetch and I/O figures, in place of
+ * pg_dio's own prefetch line: the read stream's, or in self-read mode the
+ * scan's own (the blocks it took, how many it had advised ahead, its reads
+ * and the advised reads in flight at each).
+ */
+static void
+pf_explain_io(PfScanState *st, const PfCounters *c, ExplainState *es)
+{
+	DioIOStats	io = st->iostats;
+
+	if (!dio_explain_io(es))
+		return;
+	if (st->selfread)
+	{
+		io.prefetch_count = c->blocks;
+		io.distance_sum = c->dist_sum;
+		io.distance_max = (int16) Min(c->dist_max, PG_INT16_MAX);
+		io.distance_capacity = (int16) Min(st->capacity, PG_INT16_MAX);
+		io.wait_count = c->waits;
+		io.io_count = io.io_nblocks = c->blocks_read;
+		io.io_in_progress = c->io_inprog;
+	}
+	dio_explain_io_stats(es, &io);
+}
+
+/* The scan's prefetch and heap figures in text: one line each. */
+static void
+pf_explain_heap_text(PfScanState *st, const PfCounters *c, ExplainState *es)
+{
+	if (!dio_explain_io(es))
+	{
+		ExplainIndentText(es);
+		appendStringInfo(es->str, "Prefetch: avg=%.1f max=" UINT64_FORMAT " capacity=%u",
+						 c->blocks ? (double) c->dist_sum / c->blocks : 0.0,
+						 c->dist_max, st->capacity);
+		if (c->restarts > 0)
+			appendStringInfo(es->str, " restarts=" UINT64_FORMAT, c->restarts);
+		appendStringInfoChar(es->str, '\n');
+	}
+	ExplainIndentText(es);
+	appendStringInfo(es->str, "Heap Blocks: requested=" UINT64_FORMAT " read=" UINT64_FORMAT,
+					 c->blocks, c->blocks_read);
+	if (c->sync_blocks > 0)
+		appendStringInfo(es->str, " os-cached=" UINT64_FORMAT, c->sync_blocks);
+	if (c->advised > 0)
+		appendStringInfo(es->str, " advised=" UINT64_FORMAT, c->advised);
+	if (c->combined > 0)
+		appendStringInfo(es->str, " combined=" UINT64_FORMAT, c->combined);
+	if (c->direct > 0 || c->direct_fallback > 0)
+		appendStringInfo(es->str, " direct=" UINT64_FORMAT, c->direct);
+	if (c->direct_fallback > 0)
+		appendStringInfo(es->str, " direct-fallback=" UINT64_FORMAT, c->direct_fallback);
+	if (st->timing)
+		appendStringInfo(es->str, " waits=" UINT64_FORMAT " wait time=%.3f ms",
+						 c->waits, (double) c->wait_us / 1000.0);
+	if (dio_explain_io(es) && c->restarts > 0)
+		appendStringInfo(es->str, " restarts=" UINT64_FORMAT, c->restarts);
+	appendStringInfoChar(es->str, '\n');
+}
+
+/* The same figures as properties of the other formats. */
+static void
+pf_explain_heap_props(PfScanState *st, const PfCounters *c, ExplainState *es)
+{
+	if (!dio_explain_io(es))
+	{
+		ExplainPropertyFloat("Prefetch Average", NULL,
+							 c->blocks ? (double) c->dist_sum / c->blocks : 0.0, 1, es);
+		ExplainPropertyUInteger("Prefetch Max", NULL, c->dist_max, es);
+		ExplainPropertyUInteger("Prefetch Capacity", NULL, st->capacity, es);
+	}
+	ExplainPropertyUInteger("Prefetch Restarts", NULL, c->restarts, es);
+	ExplainPropertyUInteger("Heap Blocks Requested", NULL, c->blocks, es);
+	ExplainPropertyUInteger("Heap Blocks Read", NULL, c->blocks_read, es);
+	ExplainPropertyUInteger("Heap Blocks OS-Cached", NULL, c->sync_blocks, es);
+	ExplainPropertyUInteger("Heap Blocks Advised", NULL, c->advised, es);
+	ExplainPropertyUInteger("Heap Blocks Combined", NULL, c->combined, es);
+	ExplainPropertyUInteger("Heap Blocks Direct", NULL, c->direct, es);
+	ExplainPropertyUInteger("Heap Blocks Direct Fallback", NULL, c->direct_fallback, es);
+	ExplainPropertyUInteger("Index TIDs", NULL, c->tids, es);
+	if (st->timing)
+	{
+		if (!dio_explain_io(es))
+			ExplainPropertyUInteger("I/O Waits", NULL, c->waits, es);
+		ExplainPropertyFloat("I/O Wait Time", "ms", (double) c->wait_us / 1000.0, 3, es);
+	}
+}
+
 static void
 pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 {
@@ -2447,86 +2555,11 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (st->capacity == 0 && c->blocks > 0)
 		st->capacity = pf_stream_capacity(st->css.ss.ss_currentRelation);
 
-	/*
-	 * EXPLAIN (IO), PostgreSQL 19: core's prefetch and I/O figures, in place
-	 * of pg_dio's own prefetch line: the read stream's, or in self-read mode
-	 * the scan's own (the blocks it took, how many it had advised ahead,
-	 * its reads and the advised reads in flight at each).
-	 */
-	if (dio_explain_io(es))
-	{
-		DioIOStats	io = st->iostats;
-
-		if (st->selfread)
-		{
-			io.prefetch_count = c->blocks;
-			io.distance_sum = c->dist_sum;
-			io.distance_max = (int16) Min(c->dist_max, PG_INT16_MAX);
-			io.distance_capacity = (int16) Min(st->capacity, PG_INT16_MAX);
-			io.wait_count = c->waits;
-			io.io_count = io.io_nblocks = c->blocks_read;
-			io.io_in_progress = c->io_inprog;
-		}
-		dio_explain_io_stats(es, &io);
-	}
-
+	pf_explain_io(st, c, es);
 	if (es->format == EXPLAIN_FORMAT_TEXT)
-	{
-		if (!dio_explain_io(es))
-		{
-			ExplainIndentText(es);
-			appendStringInfo(es->str, "Prefetch: avg=%.1f max=" UINT64_FORMAT " capacity=%u",
-							 c->blocks ? (double) c->dist_sum / c->blocks : 0.0,
-							 c->dist_max, st->capacity);
-			if (c->restarts > 0)
-				appendStringInfo(es->str, " restarts=" UINT64_FORMAT, c->restarts);
-			appendStringInfoChar(es->str, '\n');
-		}
-		ExplainIndentText(es);
-		appendStringInfo(es->str, "Heap Blocks: requested=" UINT64_FORMAT " read=" UINT64_FORMAT,
-						 c->blocks, c->blocks_read);
-		if (c->sync_blocks > 0)
-			appendStringInfo(es->str, " os-cached=" UINT64_FORMAT, c->sync_blocks);
-		if (c->advised > 0)
-			appendStringInfo(es->str, " advised=" UINT64_FORMAT, c->advised);
-		if (c->combined > 0)
-			appendStringInfo(es->str, " combined=" UINT64_FORMAT, c->combined);
-		if (c->direct > 0 || c->direct_fallback > 0)
-			appendStringInfo(es->str, " direct=" UINT64_FORMAT, c->direct);
-		if (c->direct_fallback > 0)
-			appendStringInfo(es->str, " direct-fallback=" UINT64_FORMAT, c->direct_fallback);
-		if (st->timing)
-			appendStringInfo(es->str, " waits=" UINT64_FORMAT " wait time=%.3f ms",
-							 c->waits, (double) c->wait_us / 1000.0);
-		if (dio_explain_io(es) && c->restarts > 0)
-			appendStringInfo(es->str, " restarts=" UINT64_FORMAT, c->restarts);
-		appendStringInfoChar(es->str, '\n');
-	}
+		pf_explain_heap_text(st, c, es);
 	else
-	{
-		if (!dio_explain_io(es))
-		{
-			ExplainPropertyFloat("Prefetch Average", NULL,
-								 c->blocks ? (double) c->dist_sum / c->blocks : 0.0, 1, es);
-			ExplainPropertyUInteger("Prefetch Max", NULL, c->dist_max, es);
-			ExplainPropertyUInteger("Prefetch Capacity", NULL, st->capacity, es);
-		}
-		ExplainPropertyUInteger("Prefetch Restarts", NULL, c->restarts, es);
-		ExplainPropertyUInteger("Heap Blocks Requested", NULL, c->blocks, es);
-		ExplainPropertyUInteger("Heap Blocks Read", NULL, c->blocks_read, es);
-		ExplainPropertyUInteger("Heap Blocks OS-Cached", NULL, c->sync_blocks, es);
-		ExplainPropertyUInteger("Heap Blocks Advised", NULL, c->advised, es);
-		ExplainPropertyUInteger("Heap Blocks Combined", NULL, c->combined, es);
-		ExplainPropertyUInteger("Heap Blocks Direct", NULL, c->direct, es);
-		ExplainPropertyUInteger("Heap Blocks Direct Fallback", NULL, c->direct_fallback, es);
-		ExplainPropertyUInteger("Index TIDs", NULL, c->tids, es);
-		if (st->timing)
-		{
-			if (!dio_explain_io(es))
-				ExplainPropertyUInteger("I/O Waits", NULL, c->waits, es);
-			ExplainPropertyFloat("I/O Wait Time", "ms", (double) c->wait_us / 1000.0, 3, es);
-		}
-	}
+		pf_explain_heap_props(st, c, es);
 }
 
 /* ======================================================================

@@ -168,6 +168,40 @@ dio_consume_run(Relation rel, ForkNumber fork, DioRun *run,
 	dio_stats_count_blocks(0, run->reason, run->nblocks - run->nvalid);
 }
 
+/* Read blocks [0, nblocks) of the fork through the engine, queue kept full. */
+static void
+dio_read_fork(Relation rel, ForkNumber fork, BlockNumber nblocks,
+			  BufferAccessStrategy strategy, DioReadTotals *t)
+{
+	DioStream  *s = dio_stream_begin(rel, fork, 0);
+	BlockNumber next = 0;
+	DioRun		run;
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		while (next < nblocks && dio_stream_can_submit(s))
+		{
+			BlockNumber n = Min((BlockNumber) dio_stream_max_blocks(s), nblocks - next);
+
+			n = Min(n, RELSEG_SIZE - next % RELSEG_SIZE);
+			dio_stream_submit(s, next, (int) n);
+			next += n;
+		}
+
+		if (!dio_stream_next(s, &run))
+			break;
+		if (run.issued)
+		{
+			t->reads++;
+			t->read_bytes += (uint64) run.nblocks * BLCKSZ;
+		}
+		dio_consume_run(rel, fork, &run, strategy, t);
+		dio_stream_release(s, &run);
+	}
+	dio_stream_end(s);
+}
+
 static Datum
 dio_fallback_jsonb(const DioReadTotals *t)
 {
@@ -195,10 +229,7 @@ pg_dio_read(PG_FUNCTION_ARGS)
 	ForkNumber	fork;
 	Relation	rel;
 	BlockNumber nblocks;
-	BlockNumber next = 0;
 	BufferAccessStrategy strategy;
-	DioStream  *s;
-	DioRun		run;
 	DioReadTotals t;
 	instr_time	start,
 				elapsed;
@@ -230,32 +261,7 @@ pg_dio_read(PG_FUNCTION_ARGS)
 	memset(&t, 0, sizeof(t));
 
 	INSTR_TIME_SET_CURRENT(start);
-	s = dio_stream_begin(rel, fork, 0);
-	for (;;)
-	{
-		CHECK_FOR_INTERRUPTS();
-
-		/* keep the queue full */
-		while (next < nblocks && dio_stream_can_submit(s))
-		{
-			BlockNumber n = Min((BlockNumber) dio_stream_max_blocks(s), nblocks - next);
-
-			n = Min(n, RELSEG_SIZE - next % RELSEG_SIZE);
-			dio_stream_submit(s, next, (int) n);
-			next += n;
-		}
-
-		if (!dio_stream_next(s, &run))
-			break;
-		if (run.issued)
-		{
-			t.reads++;
-			t.read_bytes += (uint64) run.nblocks * BLCKSZ;
-		}
-		dio_consume_run(rel, fork, &run, strategy, &t);
-		dio_stream_release(s, &run);
-	}
-	dio_stream_end(s);
+	dio_read_fork(rel, fork, nblocks, strategy, &t);
 	INSTR_TIME_SET_CURRENT(elapsed);
 	INSTR_TIME_SUBTRACT(elapsed, start);
 	ms = INSTR_TIME_GET_MILLISEC(elapsed);
