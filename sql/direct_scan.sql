@@ -9,6 +9,25 @@ SET pg_dio.direct_scan_threshold = 0;	-- test tables are small
 -- wants them read directly anyway (the OS-cache path is tested at the end)
 SET pg_dio.os_cache_check = off;
 
+-- The blocks of a relation's main fork that are in shared buffers, as
+-- pg_buffercache sees them (not pg_dio).
+CREATE FUNCTION ds_resident(rel regclass) RETURNS int[]
+LANGUAGE sql AS $$
+    SELECT coalesce(array_agg(relblocknumber::int ORDER BY relblocknumber), '{}')
+      FROM pg_buffercache
+     WHERE relfilenode = pg_relation_filenode(rel) AND relforknumber = 0
+       AND reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+$$;
+-- Evict a relation from shared buffers; whether none of its main fork's
+-- blocks is left there, which is what the tests after an eviction rely on.
+-- pg_buffercache_evict_relation skips a buffer someone has pinned (the
+-- checkpointer or bgwriter writing it out): evict again while some are left
+-- (wait_for: up to 10 s).
+CREATE FUNCTION ds_evict(rel regclass) RETURNS boolean
+LANGUAGE sql AS $$
+    SELECT wait_for(format('SELECT ds_resident(%L) = ''{}'' FROM pg_buffercache_evict_relation(%L)', rel, rel))
+$$;
+
 -- a table of many shapes: NULLs, TOAST, a dropped column, a column added
 -- with a default after the fact (missing attributes), HOT chains, deleted rows
 CREATE TABLE ds (id int, a text, b int, c text, d numeric)
@@ -28,7 +47,7 @@ DELETE FROM ds WHERE id % 97 = 0;
 VACUUM (FREEZE, ANALYZE) ds;
 SELECT pg_relation_size('ds') / 8192 AS ds_blocks, pg_relation_size('ds') / 8192 - 1 AS ds_last \gset
 -- nothing of it in shared buffers: every block can be read directly
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT ds_evict('ds') AS evicted;
 
 -- plan
 SELECT dio_plan('SELECT * FROM ds');
@@ -37,7 +56,7 @@ SELECT dio_plan('SELECT id, e FROM ds WHERE id % 3 = 0 LIMIT 5');
 -- all blocks all-visible and not resident: every block read directly
 SELECT nodes, direct_blocks = :ds_blocks AS all_direct, buffered
   FROM dio_scan_stats('SELECT count(*) FROM ds');
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT ds_evict('ds') AS evicted;
 
 -- same rows as core, in the same order
 SELECT dio_compare('SELECT * FROM ds', true);
@@ -62,7 +81,7 @@ SELECT g, CASE WHEN g % 9 = 0 THEN NULL ELSE g * 1000 END, g / 7.0, 't' || g,
 ALTER TABLE ds_fixed ADD COLUMN x int DEFAULT 7;
 INSERT INTO ds_fixed SELECT g, g, g, NULL, 1, NULL, g FROM generate_series(30001, 31000) g;
 VACUUM (FREEZE) ds_fixed;
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_fixed');
+SELECT ds_evict('ds_fixed') AS evicted;
 EXPLAIN (VERBOSE, COSTS OFF) SELECT sum(b) FROM ds_fixed WHERE s > 3;
 SELECT dio_compare('SELECT sum(b), sum(f), count(*), count(b) FROM ds_fixed');
 SELECT dio_compare('SELECT f, i FROM ds_fixed WHERE s < 10', true);
@@ -97,7 +116,7 @@ ALTER TABLE ds_fixed2 ADD COLUMN k int DEFAULT 5;
 INSERT INTO ds_fixed2 SELECT g, g * 2, 6 FROM generate_series(20001, 30000) g;
 ALTER TABLE ds_fixed2 DROP COLUMN i;
 VACUUM (FREEZE) ds_fixed2;
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_fixed2');
+SELECT ds_evict('ds_fixed2') AS evicted;
 SELECT dio_compare('SELECT sum(k), count(*) FILTER (WHERE k = 5), sum(j) FROM ds_fixed2');
 SELECT dio_compare('SELECT k, j FROM ds_fixed2 WHERE j % 1000 = 0', true);
 DROP TABLE ds_fixed2;
@@ -113,7 +132,7 @@ SELECT g % 1000,
        g
   FROM generate_series(1, 4000) g;
 VACUUM (FREEZE) ds_var;
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_var');
+SELECT ds_evict('ds_var') AS evicted;
 SELECT dio_compare('SELECT s, md5(t), length(t) FROM ds_var', true);
 SELECT dio_compare('SELECT md5(string_agg(t, '','' ORDER BY u)) FROM ds_var');
 DROP TABLE ds_var;
@@ -128,11 +147,12 @@ SELECT nodes, direct_blocks + buffered = :ds_blocks AS accounted, resident > 0 A
 
 -- which blocks are resident: a lookup per block, or one sweep over the buffer
 -- descriptors (pg_dio.resident_sweep: on sweeps at the scan's start, auto
--- once the scan has looked up shared_buffers / 32 blocks, here 512 of ds's
--- blocks, off never).  Each way exactly the blocks a TID scan made resident
--- go through the buffer manager, and a chunk whose first blocks are resident
--- goes that way as a whole.
-\set load_three 'SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation(''ds''); SELECT count(*) >= 0 AS loaded FROM ds WHERE ctid = ANY (ARRAY[''(3,1)'', ''(100,1)'', ''(' :ds_last ',1)'']::tid[]);'
+-- once the scan has looked up shared_buffers / 32 blocks, off never).  Each
+-- way exactly the blocks a TID scan made resident go through the buffer
+-- manager, and a chunk whose first blocks are resident goes that way as a
+-- whole.  (load_three: ds evicted, then blocks 3, 100 and the last read
+-- into shared buffers, and only those there, as pg_buffercache sees it.)
+\set load_three 'SELECT ds_evict(''ds'') AS evicted; SELECT count(*) > 0 AS loaded FROM ds WHERE ctid = ANY (ARRAY[''(3,1)'', ''(100,1)'', ''(' :ds_last ',1)'']::tid[]); SELECT ds_resident(''ds'') = ARRAY[3, 100, ' :ds_last '] AS just_those_resident;'
 :load_three
 SET pg_dio.resident_sweep = on;
 SELECT nodes, direct_blocks = :ds_blocks - 3 AS others_direct, resident
@@ -149,8 +169,9 @@ SELECT current_setting('shared_buffers') = '128MB' AS sweeps_after_512,
 SELECT nodes, direct_blocks = :ds_blocks - 3 AS others_direct, resident
   FROM dio_scan_stats('SELECT count(*) FROM ds');
 :load_three
-SELECT count(*) >= 0 AS loaded FROM ds
+SELECT count(*) > 0 AS loaded FROM ds
  WHERE ctid = ANY (ARRAY(SELECT format('(%s,1)', g)::tid FROM generate_series(0, 15) g));
+SELECT ds_resident('ds') = ARRAY(SELECT generate_series(0, 15)) || ARRAY[100, :ds_last] AS those_resident;
 SET pg_dio.resident_sweep = on;
 SELECT nodes, direct_blocks, resident = :ds_blocks AS chunk_resident
   FROM dio_scan_stats('SELECT count(*) FROM ds');
@@ -173,13 +194,13 @@ SELECT dio_compare('SELECT count(*), sum(id) FROM ds');
 
 -- a table never vacuumed: nothing all-visible, all buffered, same rows
 CREATE TABLE ds_fresh WITH (autovacuum_enabled = off) AS SELECT * FROM ds;
-SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds_fresh');
+SELECT ds_evict('ds_fresh') AS evicted;
 SELECT nodes, direct_blocks, not_all_visible > 0 AS all_buffered FROM dio_scan_stats('SELECT * FROM ds_fresh');
 SELECT dio_compare('SELECT * FROM ds_fresh', true);
 -- partly vacuumed: the vacuumed part direct, the rest buffered
 VACUUM ds_fresh;
 UPDATE ds_fresh SET e = 1 WHERE id > 35000;
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_fresh');
+SELECT ds_evict('ds_fresh') AS evicted;
 SELECT nodes, direct_blocks > 0 AS some_direct, not_all_visible > 0 AS some_buffered
   FROM dio_scan_stats('SELECT * FROM ds_fresh');
 SELECT dio_compare('SELECT * FROM ds_fresh', true);
@@ -187,7 +208,7 @@ SELECT dio_compare('SELECT * FROM ds_fresh', true);
 -- unlogged tables
 CREATE UNLOGGED TABLE ds_unlogged AS SELECT * FROM ds;
 VACUUM ds_unlogged;
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_unlogged');
+SELECT ds_evict('ds_unlogged') AS evicted;
 SELECT dio_compare('SELECT * FROM ds_unlogged', true);
 
 -- partitions and inheritance children
@@ -216,8 +237,8 @@ BEGIN
 END $$;
 INSERT INTO ds_many SELECT id, a FROM ds;
 VACUUM ds_many;
-SELECT sum(e.buffers_evicted) > 0 AS evicted
-  FROM pg_class c, pg_buffercache_evict_relation(c.oid) e WHERE c.relname LIKE 'ds\_many\_%';
+SELECT count(*) AS partitions, bool_and(ds_evict(c.oid)) AS evicted
+  FROM pg_class c WHERE c.relname LIKE 'ds\_many\_%';
 SELECT count(*) FROM dio_plan('SELECT * FROM ds_many') p WHERE p LIKE '%DirectSeqScan%';
 SELECT nodes, direct_blocks > 0 AS some_direct, io_fallback FROM dio_scan_stats('SELECT * FROM ds_many');
 SELECT dio_compare('SELECT tableoid::regclass, * FROM ds_many');
@@ -238,7 +259,7 @@ SELECT dio_compare('SELECT * FROM ds_mv', true);
 -- rescans: a correlated subquery scans ds again for every outer row
 CREATE TABLE ds_small AS SELECT g AS id FROM generate_series(1, 5) g;
 SELECT dio_plan('SELECT s.id, (SELECT count(*) FROM ds WHERE ds.id % 5 = s.id - 1) FROM ds_small s');
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT ds_evict('ds') AS evicted;
 SELECT dio_compare('SELECT s.id, (SELECT count(*) FROM ds WHERE ds.id % 5 = s.id - 1), (SELECT sum(id) FROM ds WHERE ds.id % 5 = s.id - 1 AND id > 30000) FROM ds_small s', true);
 
 -- cursors: a scrollable one keeps core's Seq Scan (DirectSeqScan runs forward
@@ -287,7 +308,7 @@ SELECT dio_compare('SELECT * FROM ds', true);
 COMMIT;
 -- (the rolled-back changes above cleared the all-visible bits of some blocks)
 BEGIN ISOLATION LEVEL REPEATABLE READ;
-SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT ds_evict('ds') AS evicted;
 SELECT nodes, direct_blocks > 0 AS direct, isolation, direct_blocks + not_all_visible = :ds_blocks AS accounted
   FROM dio_scan_stats('SELECT count(*) FROM ds');
 COMMIT;
@@ -299,7 +320,7 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET parallel_leader_participation = off;
 SELECT dio_plan('SELECT count(*), sum(id) FROM ds');
-SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT ds_evict('ds') AS evicted;
 SELECT nodes, direct_blocks + buffered = :ds_blocks AS every_block_once, direct_blocks > 0 AS some_direct
   FROM dio_scan_stats('SELECT count(*) FROM ds');
 -- EXPLAIN (VERBOSE) shows the workers' figures, which add up to the total
@@ -310,7 +331,7 @@ BEGIN
     EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, FORMAT JSON) ' || q INTO j;
     RETURN j;
 END $$;
-SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT ds_evict('ds') AS evicted;
 WITH n AS (
     SELECT n FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
                                    'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n
@@ -325,7 +346,7 @@ SELECT (n->>'Direct Blocks')::bigint + (n->>'Buffered Blocks')::bigint = :ds_blo
 -- inprogress: the average number of the scan's reads in flight when one was
 -- submitted, itself included (1 .. pg_dio.queue_depth), per worker and
 -- over all of them
-SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT ds_evict('ds') AS evicted;
 WITH n AS (
     SELECT n FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
                                    'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n
@@ -382,7 +403,7 @@ RESET pg_dio.io_size;
 RESET pg_dio.inject_fault;
 RESET pg_dio.inject_delay;
 -- serial; and the text line (numbers masked)
-SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT ds_evict('ds') AS evicted;
 SELECT (n->>'Direct Reads')::bigint > 0 AS read_directly,
        (n->>'Direct Reads In Progress')::float8
            BETWEEN 1 AND current_setting('pg_dio.queue_depth')::int AS in_range
@@ -398,7 +419,7 @@ BEGIN
         END IF;
     END LOOP;
 END $$;
-SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT ds_evict('ds') AS evicted;
 SELECT dio_explain_direct_line('SELECT count(*) FROM ds');
 DROP FUNCTION dio_explain_direct_line;
 SET max_parallel_workers_per_gather = 2;
@@ -421,7 +442,7 @@ SET max_parallel_workers_per_gather = 0;
 SELECT CASE WHEN pg_relation_size('ds') / 8192 >
                  (SELECT setting::bigint / 4 FROM pg_settings WHERE name = 'shared_buffers')
             THEN 'bulkread' ELSE 'normal' END AS io_context \gset
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds');
+SELECT ds_evict('ds') AS evicted;
 SELECT pg_stat_force_next_flush();
 SELECT sum(reads) AS io_reads_before FROM pg_stat_io
  WHERE backend_type = 'client backend' AND object = 'relation' AND context = :'io_context' \gset
@@ -437,11 +458,11 @@ SELECT seq_scan - :seq_before AS seq_scans, seq_tup_read - :tup_before = (SELECT
 CREATE TABLE ds_f WITH (autovacuum_enabled = off) AS SELECT * FROM ds;
 VACUUM (FREEZE) ds_f;
 -- a bulk-loaded table ends in empty pages, which are not all-visible
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_f');
+SELECT ds_evict('ds_f') AS evicted;
 SELECT direct_blocks AS f_blocks, not_all_visible AS f_empty FROM dio_scan_stats('SELECT * FROM ds_f') \gset
 SELECT count(*) = :f_empty AS the_rest_not_all_visible
-  FROM generate_series(:f_blocks, pg_relation_size('ds_f') / 8192 - 1) b;
--- ds_fault evicts every buffer of ds_f, waiting for pinned ones (wait_for
+  FROM generate_series(:f_blocks, pg_relation_size('ds_f') / current_setting('block_size')::int - 1) b;
+-- ds_fault evicts every buffer of ds_f, waiting for pinned ones (ds_evict
 -- repeats the eviction): pg_buffercache_evict_relation skips a buffer someone
 -- has pinned (the checkpointer or bgwriter writing it out), and the scan then
 -- reads that block as resident, not as the fault would have it.  (make test
@@ -460,7 +481,7 @@ BEGIN
     SELECT s.direct_blocks, s.io_fallback, s.verification, s.parallel_nodes
       INTO direct, buffered_io, buffered_verify, parallel_nodes
       FROM dio_scan_stats('SELECT count(*) FROM ds_f') s;
-    PERFORM wait_for('SELECT buffers_skipped = 0 FROM pg_buffercache_evict_relation(''ds_f'')');
+    PERFORM ds_evict('ds_f');
     compare := dio_compare('SELECT * FROM ds_f', NOT parallel);
 END
 $$;
@@ -477,12 +498,12 @@ SELECT reads_submitted = reads_completed AS all_reaped, reads_in_flight
 -- chunks in the OS page cache go through the buffer manager
 RESET pg_dio.os_cache_check;
 SELECT count(*) FROM ds_f;			-- read through shared buffers, so the OS caches it
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_f');
+SELECT ds_evict('ds_f') AS evicted;
 SELECT nodes, direct_blocks, os_cached = :f_blocks AS all_os_cached
   FROM dio_scan_stats('SELECT count(*) FROM ds_f');
 SELECT dio_compare('SELECT * FROM ds_f', true);
 SET pg_dio.os_cache_check = off;
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('ds_f');
+SELECT ds_evict('ds_f') AS evicted;
 SELECT nodes, direct_blocks = :f_blocks AS all_direct, os_cached
   FROM dio_scan_stats('SELECT count(*) FROM ds_f');
 
