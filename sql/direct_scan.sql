@@ -366,42 +366,60 @@ SELECT total BETWEEN 1 AND current_setting('pg_dio.queue_depth')::int AS total_i
   FROM w, unnest(workers) wk
  GROUP BY total;
 -- the processes of a parallel scan share pg_dio.queue_depth (each keeping at
--- least 4): with one-block reads that each take 2 ms (injected delay), which
--- keeps a queue full, each of 2 workers (the leader not participating) has
--- at most 8 of 16 reads in flight, and fills that share; a serial scan
--- fills all 16
-SET pg_dio.queue_depth = 16;
-SET pg_dio.io_size = '8kB';
-SET pg_dio.inject_fault = 'delay';
-SET pg_dio.inject_delay = 2;
--- (cold each time) every worker's average in flight within 'share', and
--- one's above half of it
-CREATE FUNCTION dio_depth_share(share int, OUT within_share boolean, OUT share_filled boolean)
+-- least 4): 16 shared by 2 workers (the leader not participating) is at most
+-- 8 reads in flight each, by 3 processes (the leader taking part) 6 each; a
+-- serial scan has all 16.  Seen while the reads are held in flight (delay
+-- injection, 30 s): another session (dblink) runs a cold count(*) with
+-- one-block reads; once each of its processes has its share in
+-- pg_stat_aios (waited for up to 10 s) this session reads how many each
+-- has, cancels the scan and sees all of its reads gone.
+CREATE EXTENSION dblink;
+CREATE FUNCTION ds_held(leader text, workers int, share int,
+    OUT processes int, OUT in_flight int[], OUT canceled boolean, OUT drained boolean)
 LANGUAGE plpgsql AS $$
+DECLARE
+    victim int;
+    procs text;
+    pids int[];
 BEGIN
-    PERFORM pg_buffercache_evict_relation('ds');
-    SELECT bool_and((wk->>'Direct Reads In Progress')::float8 <= share),
-           bool_or((wk->>'Direct Reads In Progress')::float8 > share / 2.0)
-      INTO within_share, share_filled
-      FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
-                            'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n,
-           unnest(ARRAY[n->'Worker 0', n->'Worker 1']) wk;
+    PERFORM set_config('client_min_messages', 'warning', true);	-- dblink's NOTICE of the remote error
+    PERFORM dblink_connect('held', self_conninfo());
+    SELECT p INTO victim FROM dblink('held', 'SELECT pg_backend_pid()') AS t(p int);
+    PERFORM dblink_exec('held', format(
+        'SET pg_dio.direct_scan_threshold = 0; SET pg_dio.os_cache_check = off; '
+        'SET pg_dio.queue_depth = 16; SET pg_dio.io_size = %L; '
+        'SET pg_dio.inject_fault = delay; SET pg_dio.inject_delay = %L; '
+        'SET max_parallel_workers_per_gather = %s; SET max_parallel_workers = 8; '
+        'SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0; '
+        'SET min_parallel_table_scan_size = 0; SET parallel_leader_participation = %s',
+        current_setting('block_size')::int / 1024 || 'kB', '30s', workers, leader));
+    PERFORM ds_evict('ds');
+    PERFORM dblink_send_query('held', 'SELECT count(*) FROM ds');
+    procs := format('SELECT pid FROM pg_stat_activity WHERE pid = %s OR leader_pid = %s', victim, victim);
+    PERFORM wait_for(format(
+        'SELECT count(*) = %s AND min(n) >= %s FROM (SELECT count(*) AS n FROM pg_stat_aios '
+        'WHERE source = %L AND pid IN (%s) GROUP BY pid) s',
+        CASE WHEN workers = 0 OR leader = 'on' THEN workers + 1 ELSE workers END, share, 'pg_dio', procs));
+    EXECUTE format('SELECT array_agg(n ORDER BY n) FROM (SELECT count(*)::int AS n FROM pg_stat_aios '
+                   'WHERE source = %L AND pid IN (%s) GROUP BY pid) s', 'pg_dio', procs)
+       INTO in_flight;
+    processes := coalesce(cardinality(in_flight), 0);
+    EXECUTE format('SELECT array_agg(pid) FROM (%s) s', procs) INTO pids;
+    PERFORM pg_cancel_backend(victim);
+    PERFORM * FROM dblink_get_result('held', false) AS t(n bigint);
+    canceled := dblink_error_message('held') LIKE '%canceling statement due to user request%';
+    PERFORM * FROM dblink_get_result('held', false) AS t(n bigint);
+    drained := wait_for(format('SELECT NOT EXISTS (SELECT FROM pg_stat_aios WHERE source = %L AND pid = ANY (%L::int[]))',
+                               'pg_dio', pids));
+    PERFORM dblink_disconnect('held');
 END $$;
-SELECT * FROM dio_depth_share(8);
--- with the leader taking part, three processes: at most 6 each
-SET parallel_leader_participation = on;
-SELECT * FROM dio_depth_share(6);
-DROP FUNCTION dio_depth_share;
+SELECT * FROM ds_held('off', 2, 8);
+SELECT * FROM ds_held('on', 2, 6);
+SELECT * FROM ds_held('off', 0, 16);
+DROP FUNCTION ds_held;
+DROP EXTENSION dblink;
 SET parallel_leader_participation = off;
 SET max_parallel_workers_per_gather = 0;
-SELECT buffers_evicted >= 0 AS evicted FROM pg_buffercache_evict_relation('ds');
-SELECT (n->>'Direct Reads In Progress')::float8 > 8 AS serial_deeper
-  FROM jsonb_path_query(dio_explain_json('SELECT count(*) FROM ds'),
-                        'strict $.**?(@."Custom Plan Provider" == "DirectSeqScan")') n;
-RESET pg_dio.queue_depth;
-RESET pg_dio.io_size;
-RESET pg_dio.inject_fault;
-RESET pg_dio.inject_delay;
 -- serial; and the text line (numbers masked)
 SELECT ds_evict('ds') AS evicted;
 SELECT (n->>'Direct Reads')::bigint > 0 AS read_directly,
