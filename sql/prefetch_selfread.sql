@@ -136,13 +136,12 @@ SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
 RESET work_mem;
 RESET hash_mem_multiplier;
--- the read-ahead reaches the OS page cache: the blocks it read ahead that the
--- LIMIT left unconsumed are in the OS page cache but not in shared buffers
+-- the scan advises blocks ahead of what it takes: the LIMIT leaves some of
+-- them unconsumed (that the kernel then has them in the OS page cache is
+-- the os_cache suite's)
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
-SELECT actual_rows, blocks_advised > 0 AS advised
+SELECT actual_rows, blocks_advised > 0 AS advised, blocks_advised > blocks_read AS advised_ahead
   FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 300');
-SELECT os_cache > shared_buffers AS read_ahead_in_os_cache
-  FROM pg_dio_residency('pf_big') WHERE fork = 'main';
 -- index-only, all-visible: nothing to read, long runs without blocks
 SELECT heap_fetches, blocks_requested FROM pf_stats('SELECT id FROM pf_big WHERE id < 40000');
 -- index-only, every other block not all-visible, cold: a TID that needs the
@@ -221,15 +220,30 @@ RESET pg_dio.index_direct_read;
 SET pg_dio.queue_depth = 32;
 SET pg_dio.index_direct_read = on;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+CREATE TEMP TABLE pn AS SELECT * FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
 SELECT actual_rows, blocks_direct > blocks_requested * 0.9 AS mostly_direct,
        blocks_direct_fallback, blocks_direct <= blocks_read AS counted_as_read,
        blocks_advised = 0 AS none_advised
-  FROM pf_stats('SELECT * FROM pf_narrow WHERE id <= 200000');
--- neither shared buffers nor the OS page cache got the blocks read directly
--- (the first blocks are read through the buffer manager, and the kernel reads
--- ahead of that read)
-SELECT shared_buffers < blocks / 10 AS few_in_shared_buffers, os_cache < blocks / 10 AS few_in_os_cache
-  FROM pg_dio_residency('pf_narrow') WHERE fork = 'main';
+  FROM pn;
+-- shared buffers did not get the blocks read directly (the first blocks are
+-- read through the buffer manager)
+SELECT r.shared_buffers <= r.blocks - s.blocks_direct AS direct_ones_not_in_shared_buffers
+  FROM pg_dio_residency('pf_narrow') r, pn s WHERE r.fork = 'main';
+-- nor did the OS page cache: seen with the table read in descending block
+-- order (an index on -id), so that the kernel reads nothing ahead of the
+-- blocks read through the buffer manager (it reads ahead of ascending reads)
+CREATE INDEX pf_narrow_desc ON pf_narrow ((-id));
+SET pg_dio.os_cache_check = off;
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
+CREATE TEMP TABLE pn_desc AS SELECT * FROM pf_stats('SELECT * FROM pf_narrow WHERE -id >= -200000');
+SELECT actual_rows, blocks_direct > blocks_requested * 0.9 AS mostly_direct, blocks_advised = 0 AS none_advised
+  FROM pn_desc;
+SELECT r.os_cache <= r.blocks - s.blocks_direct AS direct_ones_not_in_os_cache,
+       r.shared_buffers <= r.blocks - s.blocks_direct AS direct_ones_not_in_shared_buffers
+  FROM pg_dio_residency('pf_narrow') r, pn_desc s WHERE r.fork = 'main';
+DROP INDEX pf_narrow_desc;
+DROP TABLE pn, pn_desc;
+RESET pg_dio.os_cache_check;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
 SELECT pf_compare('SELECT * FROM pf_narrow WHERE id <= 200000');
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_narrow');
