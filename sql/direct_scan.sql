@@ -45,7 +45,8 @@ ALTER TABLE ds ADD COLUMN e int DEFAULT 42;
 UPDATE ds SET d = d + 1 WHERE id % 50 = 0;		-- HOT, mostly
 DELETE FROM ds WHERE id % 97 = 0;
 VACUUM (FREEZE, ANALYZE) ds;
-SELECT pg_relation_size('ds') / 8192 AS ds_blocks, pg_relation_size('ds') / 8192 - 1 AS ds_last \gset
+SELECT pg_relation_size('ds') / current_setting('block_size')::int AS ds_blocks \gset
+SELECT :ds_blocks - 1 AS ds_last \gset
 -- nothing of it in shared buffers: every block can be read directly
 SELECT ds_evict('ds') AS evicted;
 
@@ -164,10 +165,26 @@ SELECT nodes, direct_blocks = :ds_blocks - 3 AS others_direct, resident
   FROM dio_scan_stats('SELECT count(*) FROM ds');
 :load_three
 SET pg_dio.resident_sweep = auto;
-SELECT current_setting('shared_buffers') = '128MB' AS sweeps_after_512,
-       :ds_blocks > 512 + 16 AS last_block_after_the_sweep;
 SELECT nodes, direct_blocks = :ds_blocks - 3 AS others_direct, resident
   FROM dio_scan_stats('SELECT count(*) FROM ds');
+-- auto makes its lookups first, then the sweep: a table of one row a block,
+-- sized from this server's shared_buffers so that its last resident block
+-- comes after the sweep (shared_buffers / 32 + 64 blocks: 4.5 MB with the
+-- default 128MB)
+SELECT setting::bigint / 32 AS sweep_after FROM pg_settings WHERE name = 'shared_buffers' \gset
+CREATE TABLE ds_sweep (id int, pad text) WITH (autovacuum_enabled = off, fillfactor = 10);
+INSERT INTO ds_sweep SELECT g, repeat('s', current_setting('block_size')::int / 8)
+  FROM generate_series(1, :sweep_after + 64) g;
+VACUUM (FREEZE) ds_sweep;
+SELECT pg_relation_size('ds_sweep') / current_setting('block_size')::int AS sweep_blocks \gset
+SELECT :sweep_blocks = :sweep_after + 64 AS one_row_a_block, ds_evict('ds_sweep') AS evicted;
+SELECT count(*) AS loaded FROM ds_sweep
+ WHERE ctid = ANY (ARRAY['(3,1)', format('(%s,1)', :sweep_after / 2 + 4),
+                         format('(%s,1)', :sweep_blocks - 1)]::tid[]);
+SELECT ds_resident('ds_sweep') = ARRAY[3, :sweep_after / 2 + 4, :sweep_blocks - 1] AS just_those_resident;
+SELECT nodes, direct_blocks = :sweep_blocks - 3 AS others_direct, resident
+  FROM dio_scan_stats('SELECT count(*) FROM ds_sweep');
+DROP TABLE ds_sweep;
 :load_three
 SELECT count(*) > 0 AS loaded FROM ds
  WHERE ctid = ANY (ARRAY(SELECT format('(%s,1)', g)::tid FROM generate_series(0, 15) g));
@@ -457,7 +474,7 @@ RESET min_parallel_table_scan_size;
 -- core's heap scan of the table would count its reads in (bulkread where it
 -- would read through a bulk-read ring: more than shared_buffers / 4)
 SET max_parallel_workers_per_gather = 0;
-SELECT CASE WHEN pg_relation_size('ds') / 8192 >
+SELECT CASE WHEN pg_relation_size('ds') / current_setting('block_size')::int >
                  (SELECT setting::bigint / 4 FROM pg_settings WHERE name = 'shared_buffers')
             THEN 'bulkread' ELSE 'normal' END AS io_context \gset
 SELECT ds_evict('ds') AS evicted;

@@ -3,12 +3,13 @@
 -- block -- through the buffer manager where the direct read failed -- and
 -- counts the fallback by reason
 --
-SELECT pg_relation_size('dio_t') / 8192 AS nblocks \gset
+SELECT pg_relation_size('dio_t') / current_setting('block_size')::int AS nblocks \gset
 -- the pages on disk, as written (a corrupted copy of a never-written, zeroed
 -- page would fail verification without failing its checksum)
 CHECKPOINT;
--- blocks per read: pg_dio.io_size (kB) / 8
-SELECT setting::int / 8 AS per_read FROM pg_settings WHERE name = 'pg_dio.io_size' \gset
+-- blocks per read: pg_dio.io_size (kB) / the block size
+SELECT setting::int * 1024 / current_setting('block_size')::int AS per_read
+  FROM pg_settings WHERE name = 'pg_dio.io_size' \gset
 
 CREATE TEMP TABLE s0 AS SELECT * FROM pg_dio_backend_stats(pg_backend_pid());
 
