@@ -503,8 +503,7 @@ SELECT count(*) = :f_empty AS the_rest_not_all_visible
 -- reads that block as resident, not as the fault would have it.  (make test
 -- once showed eio, parallel: all_io_fallback f, which this would explain.)
 CREATE FUNCTION ds_fault(fault text, parallel boolean,
-    OUT direct bigint, OUT buffered_io bigint, OUT buffered_verify bigint,
-    OUT parallel_nodes int, OUT compare text)
+    OUT direct bigint, OUT buffered_io bigint, OUT parallel_nodes int, OUT compare text)
 LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM set_config('pg_dio.inject_fault', fault, true);
@@ -513,17 +512,16 @@ BEGIN
     PERFORM set_config('parallel_setup_cost', '0', true);
     PERFORM set_config('min_parallel_table_scan_size', '0', true);
     PERFORM wait_for('SELECT buffers_skipped = 0 FROM pg_buffercache_evict_relation(''ds_f'')');
-    SELECT s.direct_blocks, s.io_fallback, s.verification, s.parallel_nodes
-      INTO direct, buffered_io, buffered_verify, parallel_nodes
+    SELECT s.direct_blocks, s.io_fallback, s.parallel_nodes
+      INTO direct, buffered_io, parallel_nodes
       FROM dio_scan_stats('SELECT count(*) FROM ds_f') s;
     PERFORM ds_evict('ds_f');
     compare := dio_compare('SELECT * FROM ds_f', NOT parallel);
 END
 $$;
 SELECT f.fault, p.parallel, r.parallel_nodes, r.direct = :f_blocks AS all_direct,
-       r.buffered_io = :f_blocks AS all_io_fallback, r.buffered_verify = :f_blocks AS all_verify_fallback,
-       r.compare
-  FROM (VALUES ('none'), ('eio'), ('short_read'), ('ring_setup'), ('odirect_einval'), ('delay'), ('corrupt')) f(fault),
+       r.buffered_io = :f_blocks AS all_io_fallback, r.compare
+  FROM (VALUES ('none'), ('eio'), ('short_read'), ('ring_setup'), ('odirect_einval'), ('delay')) f(fault),
        (VALUES (false), (true)) p(parallel),
        LATERAL ds_fault(f.fault, p.parallel) r
  ORDER BY p.parallel, f.fault;

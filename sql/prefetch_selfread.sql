@@ -314,7 +314,7 @@ BEGIN
     RETURN NEXT;
 END
 $$;
-SELECT d.* FROM unnest(ARRAY['eio', 'ring_setup', 'odirect_einval', 'corrupt']) f,
+SELECT d.* FROM unnest(ARRAY['eio', 'ring_setup', 'odirect_einval']) f,
      pf_direct_fault(f) d;
 -- a short read is completed by the engine
 SELECT fault, direct > 100 AS direct, result FROM pf_direct_fault('short_read');
