@@ -19,7 +19,7 @@ PGFILEDESC = "pg_dio - direct I/O reads, index prefetch and AIO diagnostics"
 
 # pg_regress suites (sql/ + expected/), run by test/run_tests.sh against a
 # throwaway cluster with pg_dio preloaded.
-REGRESS    = setup guc engine faults checksums views bad_input cancel segments direct_scan tools prefetch_scan prefetch_selfread os_cache core_parity explain_io
+REGRESS    = setup guc engine faults checksums views bad_input cancel segments direct_scan tools prefetch_scan prefetch_prune prefetch_selfread os_cache core_parity explain_io
 
 PG_CPPFLAGS += -DPG_DIO_VERSION=\"$(EXTVERSION)\" -Wall -Wextra \
 	-Wno-unused-parameter  # PostgreSQL headers and callback signatures

@@ -1,7 +1,14 @@
 --
 -- direct_scan: DirectSeqScan replaces SeqScan where it may, returns exactly
--- what core's SeqScan returns, and reads directly only what is safe
+-- what core's SeqScan returns, and reads directly only what is safe.  Uses
+-- pg_buffercache and dblink: without them the suite says so and stops
+-- (expected/direct_scan_1.out).
 --
+SELECT count(*) < 2 AS no_contrib FROM pg_available_extensions WHERE name IN ('pg_buffercache', 'dblink') \gset
+\if :no_contrib
+\echo 'skipped: needs the contrib modules pg_buffercache and dblink, which this PostgreSQL does not have'
+\quit
+\endif
 CREATE EXTENSION pg_buffercache;
 SET max_parallel_workers_per_gather = 0;
 SET pg_dio.direct_scan_threshold = 0;	-- test tables are small
