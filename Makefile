@@ -21,7 +21,8 @@ PGFILEDESC = "pg_dio - direct I/O reads, index prefetch and AIO diagnostics"
 # throwaway cluster with pg_dio preloaded, and by `make installcheck` against
 # a running server that preloads pg_dio (PGHOST, PGPORT, PGUSER: a
 # superuser).  A suite that needs what a server may lack (a contrib module,
-# data checksums, io_method=worker, PostgreSQL 19) says so and stops.
+# data checksums, a kernel that heeds POSIX_FADV_WILLNEED, PostgreSQL 19)
+# says so and stops.
 # (nopreload needs a server without pg_dio: test/run_tests.sh only.)
 REGRESS    = setup guc engine faults checksums views bad_input cancel segments direct_scan tools prefetch_scan prefetch_prune prefetch_selfread os_cache core_parity explain_io
 

@@ -1,20 +1,15 @@
 --
--- os_cache: PrefetchIndexScan's advice (pg_dio.index_prefetch_advice, given
--- with io_method=worker) has the kernel read the heap blocks the scan will
--- want into the OS page cache: a scan stopped by a LIMIT leaves the blocks
--- it advised but did not get to there, and not in shared buffers.  That
--- the advice reaches the kernel is pg_dio's part; that the kernel acts on
--- POSIX_FADV_WILLNEED is the kernel's and the file system's.  So the suite
--- first checks that they do (pg_prewarm's 'prefetch' mode gives the same
--- advice), and otherwise says so and stops: expected/os_cache_1.out (another
--- io_method), os_cache_2.out (no pg_prewarm), os_cache_3.out (the kernel
--- left pg_prewarm's advice unheeded).
+-- os_cache: PrefetchIndexScan's advice (pg_dio.index_prefetch_advice: the
+-- scan advises the heap blocks it will want and reads them itself, with
+-- every io_method) has the kernel read those blocks into the OS page cache:
+-- a scan stopped by a LIMIT leaves the blocks it advised but did not get to
+-- there, and not in shared buffers.  That the advice reaches the kernel is
+-- pg_dio's part; that the kernel acts on POSIX_FADV_WILLNEED is the
+-- kernel's and the file system's.  So the suite first checks that they do
+-- (pg_prewarm's 'prefetch' mode gives the same advice), and otherwise says
+-- so and stops: expected/os_cache_1.out (no pg_prewarm), os_cache_2.out
+-- (the kernel left pg_prewarm's advice unheeded).
 --
-SELECT current_setting('io_method') <> 'worker' AS not_worker \gset
-\if :not_worker
-\echo 'skipped: pg_dio advises the kernel with io_method=worker only'
-\quit
-\endif
 SELECT NOT EXISTS (SELECT FROM pg_available_extensions WHERE name = 'pg_prewarm') AS no_prewarm \gset
 \if :no_prewarm
 \echo 'skipped: needs the contrib module pg_prewarm, which this PostgreSQL does not have'
