@@ -18,8 +18,13 @@ DATA       = src/pg_dio--1.0.sql
 PGFILEDESC = "pg_dio - direct I/O reads, index prefetch and AIO diagnostics"
 
 # pg_regress suites (sql/ + expected/), run by test/run_tests.sh against a
-# throwaway cluster with pg_dio preloaded.
-REGRESS    = setup guc engine faults limits views bad_input cancel segments direct_scan tools prefetch_scan prefetch_selfread core_parity explain_io
+# throwaway cluster with pg_dio preloaded, and by `make installcheck` against
+# a running server that preloads pg_dio (PGHOST, PGPORT, PGUSER: a
+# superuser).  A suite that needs what a server may lack (a contrib module,
+# data checksums, a kernel that heeds POSIX_FADV_WILLNEED, PostgreSQL 19)
+# says so and stops.
+# (nopreload needs a server without pg_dio: test/run_tests.sh only.)
+REGRESS    = setup guc engine faults limits checksums views bad_input cancel segments direct_scan tools prefetch_scan prefetch_prune prefetch_selfread os_cache core_parity explain_io
 
 PG_CPPFLAGS += -DPG_DIO_VERSION=\"$(EXTVERSION)\" -Wall -Wextra \
 	-Wno-unused-parameter  # PostgreSQL headers and callback signatures

@@ -186,7 +186,7 @@ SELECT pg_stat_force_next_flush();
 SELECT idx_tup_fetch - :cp_fetch_before AS fetched FROM pg_stat_user_tables WHERE relname = 'cp_t';
 SET pg_dio.os_cache_check = off;
 SET pg_dio.io_size = '8kB';
-SELECT buffers_evicted > 0 AS evicted FROM pg_buffercache_evict_relation('cp_t');
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('cp_t');
 SELECT sum(reads) AS cp_io_before FROM pg_stat_io WHERE object = 'relation' AND context = 'normal' \gset
 SELECT reads_completed AS cp_dio_before FROM pg_stat_aio_backends WHERE pid = pg_backend_pid() \gset
 SELECT count(*) FROM cp_t;

@@ -1,8 +1,32 @@
 --
 -- setup: the extension and helpers shared by the other tests
 --
+-- (make installcheck runs the suites against a running server: it must
+-- preload pg_dio, and they run as a superuser)
+SELECT 'pg_dio' = ANY (string_to_array(replace(current_setting('shared_preload_libraries'), ' ', ''), ','))
+           AS preloaded,
+       (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS superuser;
 CREATE EXTENSION pg_dio;
 SELECT extname, extversion FROM pg_extension WHERE extname = 'pg_dio';
+
+-- Every test session in this database gets the defaults of pg_dio's settings
+-- and of the planner and I/O settings the tests' plans and figures depend
+-- on, whatever the server's configuration says.
+DO $$
+DECLARE
+    s record;
+BEGIN
+    FOR s IN SELECT name, boot_val FROM pg_settings
+              WHERE context IN ('user', 'superuser')
+                AND (name LIKE 'pg\_dio.%' OR name LIKE 'enable\_%' OR name LIKE '%parallel%'
+                     OR name IN ('effective_io_concurrency', 'maintenance_io_concurrency', 'io_combine_limit',
+                                 'work_mem', 'hash_mem_multiplier', 'jit', 'effective_cache_size',
+                                 'random_page_cost', 'seq_page_cost', 'cpu_tuple_cost',
+                                 'cpu_index_tuple_cost', 'cpu_operator_cost')) LOOP
+        EXECUTE format('ALTER DATABASE %I SET %s = %L', current_database(), s.name, s.boot_val);
+    END LOOP;
+END
+$$;
 
 -- Run a statement, return its SQLSTATE and message (or 'ok').
 CREATE FUNCTION expect_error(stmt text) RETURNS text
@@ -54,7 +78,8 @@ $$;
 CREATE TABLE dio_t (id int, pad text) WITH (autovacuum_enabled = off);
 INSERT INTO dio_t SELECT g, repeat(md5(g::text), 4) FROM generate_series(1, 60000) g;
 VACUUM (ANALYZE) dio_t;
-SELECT pg_relation_size('dio_t') / 8192 AS dio_t_blocks;
+-- (more than a full queue of the cancel test's reads: 32 of 256kB)
+SELECT pg_relation_size('dio_t') > 32 * 256 * 1024 AS more_than_32_reads_of_256kb;
 
 -- Run a query with DirectSeqScan on and off (same transaction); say whether
 -- the first plan used it and the second did not, and whether the results are

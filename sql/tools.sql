@@ -5,14 +5,15 @@ CREATE TABLE tl (id int, pad text) WITH (autovacuum_enabled = off);
 INSERT INTO tl SELECT g, repeat('x', 200) FROM generate_series(1, 20000) g;
 VACUUM (FREEZE) tl;
 CREATE INDEX tl_id ON tl (id);
-SELECT pg_relation_size('tl') / 8192 AS tl_blocks \gset
+SELECT current_setting('block_size')::int AS bs \gset
+SELECT pg_relation_size('tl') / :bs AS tl_blocks \gset
 
 -- read: every block is in shared buffers (small table: no ring)
 SET enable_indexonlyscan = off;
 SET enable_bitmapscan = off;
 SET enable_indexscan = off;
 SELECT count(*) FROM tl;
-SELECT fork, blocks = pg_relation_size('tl', fork) / 8192 AS blocks_ok,
+SELECT fork, blocks = pg_relation_size('tl', fork) / :bs AS blocks_ok,
        shared_buffers = blocks AS all_shared, all_visible = blocks AS all_visible,
        all_frozen = blocks AS all_frozen
   FROM pg_dio_residency('tl') ORDER BY fork;

@@ -10,6 +10,11 @@
 # free port and on a private unix-socket directory.  When run as root, the
 # server runs as the unprivileged account $PG_DIO_OS_USER (PostgreSQL refuses
 # root).  Callers that start a cluster install a trap that stops it.
+#
+# PG_DIO_CLUSTER_PLAIN=1 (when the cluster is made): a cluster as a user
+# would have one -- initdb's and PostgreSQL's defaults, without data
+# checksums, and shared_preload_libraries = 'pg_dio' -- instead of the test
+# settings (fsync off, 40 connections, 16 worker processes, data checksums).
 set -euo pipefail
 . "$(dirname "$0")/scripts/common.sh"
 
@@ -57,8 +62,10 @@ start)
 		mkdir -p "$DIR" "$SOCK"
 		is_root && chown -R "$PG_DIO_OS_USER" "$DIR"
 		chmod 700 "$SOCK"
+		plain=${PG_DIO_CLUSTER_PLAIN:-0}
 		as_server "$BINDIR/initdb" -D "$DATA" -U "$PG_DIO_DB_USER" --auth=trust \
-			--encoding=UTF8 --locale=C --no-instructions >"$DIR/initdb.log" 2>&1 ||
+			--encoding=UTF8 --locale=C --no-instructions \
+			$([ "$plain" = 1 ] && echo --no-data-checksums) >"$DIR/initdb.log" 2>&1 ||
 			{ cat "$DIR/initdb.log" >&2; die "initdb failed"; }
 		{
 			echo "# pg_dio throwaway cluster"
@@ -69,21 +76,25 @@ start)
 			echo "port = $(free_port)"
 			echo "listen_addresses = '127.0.0.1'"
 			echo "unix_socket_directories = '$SOCK'"
-			echo "fsync = off"
-			echo "logging_collector = off"
-			echo "max_connections = 40"
-			echo "max_worker_processes = 16"
-			# PG_DIO_IO_METHOD: the io_method of every test cluster (make test
-			# IO_METHOD=io_uring); a setting given here still wins
-			[ -n "${PG_DIO_IO_METHOD:-}" ] && echo "io_method = $PG_DIO_IO_METHOD"
+			if [ "$plain" != 1 ]; then
+				echo "fsync = off"
+				echo "logging_collector = off"
+				echo "max_connections = 40"
+				echo "max_worker_processes = 16"
+				# PG_DIO_IO_METHOD: the io_method of every test cluster (make
+				# test IO_METHOD=io_uring); a setting given here still wins
+				[ -n "${PG_DIO_IO_METHOD:-}" ] && echo "io_method = $PG_DIO_IO_METHOD"
+			fi
 			for kv in "$@"; do echo "$kv"; done
 		} | as_server tee "$DATA/pg_dio.conf" >/dev/null
+		[ "$plain" = 1 ] && touch "$DIR/plain"
 	fi
 	if ! as_server "$BINDIR/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
 		# pg_dio registers each backend's I/O buffers with its ring: locked
 		# memory, 8 MB for all of a user's processes by default (a server
-		# would set LimitMEMLOCK); raise it for the throwaway cluster if we can
-		ulimit -l unlimited 2>/dev/null || true
+		# would set LimitMEMLOCK); raise it for the throwaway cluster if we
+		# can (not for a plain one: as a user's server would be started)
+		[ -f "$DIR/plain" ] || ulimit -l unlimited 2>/dev/null || true
 		as_server "$BINDIR/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 start >/dev/null ||
 			{ tail -n 30 "$DIR/server.log" >&2; die "cluster $name did not start"; }
 	fi

@@ -15,7 +15,11 @@ REGRESS=("$@")
 [ ${#REGRESS[@]} -gt 0 ] || REGRESS=($(sed -n 's/^REGRESS *= *//p' "$PG_DIO_ROOT/Makefile"))
 ISOLATION=($(cd "$PG_DIO_ROOT/test/isolation/specs" && ls *.spec | sed 's/\.spec$//'))
 
-cleanup() { "$PG_DIO_ROOT/test/cluster.sh" stop "$CLUSTER" >/dev/null 2>&1; }
+cleanup() {
+	for c in "$CLUSTER" nopreload plain; do
+		"$PG_DIO_ROOT/test/cluster.sh" stop "$c" >/dev/null 2>&1
+	done
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -161,6 +165,31 @@ run_suite nopreload bash -c 'eval "$1"; shift; exec "$@"' _ "$nopreload_env" \
 # which has none; then it runs against the source build below
 echo "== pg_stat_aios under translated messages: test/aios_lang.sh"
 run_suite aios-lang "$PG_DIO_ROOT/test/aios_lang.sh"
+
+# --- make installcheck against a cluster with PostgreSQL's defaults ---------
+# As a user runs it against their own server: initdb's defaults (no data
+# checksums), PostgreSQL's settings, shared_preload_libraries = 'pg_dio',
+# the account's locked-memory limit; the suites that need what such a server
+# lacks say so and stop.  PG_DIO_INSTALLCHECK=0 skips it.
+if [ "${PG_DIO_INSTALLCHECK:-1}" != 0 ]; then
+	echo "== make installcheck against a cluster with PostgreSQL's defaults"
+	"$PG_DIO_ROOT/test/cluster.sh" destroy plain >/dev/null 2>&1
+	if plain_env=$(PG_DIO_CLUSTER_PLAIN=1 "$PG_DIO_ROOT/test/cluster.sh" start plain); then
+		run_suite installcheck bash -c 'eval "$1"; shift; exec "$@"' _ "$plain_env" \
+			make -C "$PG_DIO_ROOT" --no-print-directory installcheck PG_CONFIG="$PGC" \
+			EXTRA_REGRESS_OPTS="--outputdir=$OUT/installcheck"
+		if grep -E "terminated by signal|server process .* was terminated|PANIC" \
+			"$WORK/.tmp/clusters/plain/server.log"; then
+			echo "pg_dio: the plain cluster's server log shows a crash" >&2
+			failed=$((failed + 1))
+			failed_suites+=(installcheck-server-log)
+		fi
+	else
+		failed=$((failed + 1))
+		failed_suites+=(installcheck)
+	fi
+	"$PG_DIO_ROOT/test/cluster.sh" destroy plain >/dev/null 2>&1
+fi
 
 # --- PostgreSQL's own regression and isolation suites, forced on ------------
 # (test/core_regress.sh) against PostgreSQL built from source with liburing
