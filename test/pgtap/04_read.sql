@@ -200,7 +200,7 @@ SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd_seq')$$, '42809', 'pg_dio_r
 SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd_parted')$$, '42809', 'pg_dio_read() does not support relation "dio_rd_parted"',
     'a partitioned table is refused');
 SELECT throws_ok($$SELECT * FROM pg_dio_read('dio_rd_temp')$$, '0A000',
-    'cannot read temporary relation "dio_rd_temp"', 'a temporary table is refused');
+    'pg_dio_read() does not support temporary relation "dio_rd_temp"', 'a temporary table is refused');
 
 -- ===========================================================================
 -- Injected faults: blocks fall back to the buffer manager, with the reason
