@@ -595,71 +595,63 @@ static void
 dio_stream_prepare(DioStream *s)
 {
 	uint32		req_bytes = s->req_bytes;
-	int			fit = 0;
+	bool		pool = !dio_pool_in_use;
+	int			fit;
 
 	s->prepared = true;
 	if (dio_broken || !dio_ring_ensure())
 	{
 		s->unusable = true;
 		s->unusable_reason = DIO_FB_NO_URING;
+		return;
 	}
-	else if (!dio_pool_in_use)
-	{
-		/*
-		 * The pool is sized for the setting, so that a shallower stream (a
-		 * process of a parallel scan) does not make it be rebuilt; a rebuild
-		 * gives its current memory back first.
-		 */
-		fit = dio_reqs_fitting(dio_io_mem_budget() +
-							   (dio_pool_mem != NULL ? dio_pool_size : 0),
-							   req_bytes);
-		fit = Min(Max(s->nreqs, pg_dio_queue_depth), fit);
-		if (fit > 0 && dio_pool_prepare(fit, req_bytes))
-		{
-			s->primary = true;
-			dio_pool_in_use = true;
-			s->mem = dio_pool_mem;
-		}
-		else if (fit > 0)
-			fit = -1;
-	}
+
+	/*
+	 * The pool is sized for the setting, so that a shallower stream (a
+	 * process of a parallel scan) does not make it be rebuilt; a rebuild
+	 * gives its current memory back first.  A nested stream gets private,
+	 * unregistered buffers.
+	 */
+	if (pool)
+		fit = Min(Max(s->nreqs, pg_dio_queue_depth),
+				  dio_reqs_fitting(dio_io_mem_budget() +
+								   (dio_pool_mem != NULL ? dio_pool_size : 0),
+								   req_bytes));
 	else
-	{
-		/* a nested stream: private, unregistered buffers */
 		fit = Min(s->nreqs, dio_reqs_fitting(dio_io_mem_budget(), req_bytes));
-		if (fit > 0)
-		{
-			size_t		size = (size_t) fit * req_bytes;
+	if (fit == 0)
+	{
+		char		msg[128];
 
-			s->mem = dio_map_io_mem(&size);
-			s->mem_size = size;
-			if (s->mem == NULL)
-				fit = -1;
-		}
+		snprintf(msg, sizeof(msg),
+				 "\"pg_dio.max_io_memory\" (%d kB) is taken by other read streams of this process",
+				 pg_dio_max_io_memory_kb);
+		s->unusable = true;
+		s->unusable_reason = DIO_FB_NO_MEMORY;
+		dio_note_fallback(DIO_FB_NO_MEMORY, msg);
+		return;
 	}
 
-	if (!s->unusable && s->mem == NULL)
+	if (pool && dio_pool_prepare(fit, req_bytes))
+	{
+		s->primary = true;
+		dio_pool_in_use = true;
+		s->mem = dio_pool_mem;
+	}
+	else if (!pool)
+	{
+		size_t		size = (size_t) fit * req_bytes;
+
+		s->mem = dio_map_io_mem(&size);
+		s->mem_size = size;
+	}
+	if (s->mem == NULL)
 	{
 		s->unusable = true;
-		if (fit == 0)
-		{
-			char		msg[128];
-
-			snprintf(msg, sizeof(msg),
-					 "\"pg_dio.max_io_memory\" (%d kB) is taken by other read streams of this process",
-					 pg_dio_max_io_memory_kb);
-			s->unusable_reason = DIO_FB_NO_MEMORY;
-			dio_note_fallback(DIO_FB_NO_MEMORY, msg);
-		}
-		else
-		{
-			s->unusable_reason = DIO_FB_IO_ERROR;
-			dio_note_fallback(DIO_FB_IO_ERROR, "could not allocate I/O buffers");
-		}
+		s->unusable_reason = DIO_FB_IO_ERROR;
+		dio_note_fallback(DIO_FB_IO_ERROR, "could not allocate I/O buffers");
 		return;
 	}
-	if (s->unusable)
-		return;
 
 	s->nreqs = Min(s->nreqs, fit);
 	for (int i = 0; i < s->nreqs; i++)

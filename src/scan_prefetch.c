@@ -320,7 +320,6 @@ typedef struct PfScanState
 	 * stays held until the consumer moves on (the scan slot is cleared first).
 	 */
 	bool		direct;			/* may read blocks directly */
-	bool		post_check;		/* no data checksums: re-check residency */
 	DioStream  *dstream;		/* the engine stream, begun at the first one */
 	DioRun		run;
 	bool		have_run;
@@ -1621,7 +1620,6 @@ pf_start(PfScanState *st)
 	st->direct = pg_dio_index_direct_read && st->selfread && st->plain_select &&
 		!estate->es_snapshot->takenDuringRecovery &&
 		!IsolationIsSerializable() && dio_stats_available();
-	st->post_check = !dio_checksums_verify();
 	if (st->queued && !st->selfread)
 		st->stream = read_stream_begin_relation(READ_STREAM_DEFAULT, NULL,
 												ss->ss_currentRelation,
