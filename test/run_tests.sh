@@ -59,6 +59,19 @@ run_suite() {
 	return 0
 }
 
+# run_check NAME CMD...: a check that passes or fails as a whole (its exit
+# status), its output in $OUT/NAME.log
+run_check() {
+	local name=$1
+	shift
+	if "$@" 2>&1 | tee "$OUT/$name.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
+		passed=$((passed + 1))
+	else
+		failed=$((failed + 1))
+		failed_suites+=("$name")
+	fi
+}
+
 pg_regress() {
 	(cd "$PG_DIO_ROOT" && "$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" --inputdir=. "$@")
 }
@@ -95,13 +108,7 @@ run_suite isolation "$PGXSDIR/src/test/isolation/pg_isolation_regress" --bindir=
 # --- differential stress (DirectSeqScan on vs off under concurrent change) ---
 STRESS_SECONDS=${PG_DIO_STRESS_SECONDS:-20}
 echo "== differential stress: ${STRESS_SECONDS} s"
-if python3 "$PG_DIO_ROOT/test/stress/differential.py" --seconds "$STRESS_SECONDS" 2>&1 |
-	tee "$OUT/stress.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
-	passed=$((passed + 1))
-else
-	failed=$((failed + 1))
-	failed_suites+=(stress)
-fi
+run_check stress python3 "$PG_DIO_ROOT/test/stress/differential.py" --seconds "$STRESS_SECONDS"
 
 # --- reliability: leaks and cancellation loops (test/reliability) ----------
 # leaks.py: one backend, every read path under every injected fault, memory /
@@ -111,41 +118,22 @@ fi
 LEAK_RUNS=${PG_DIO_LEAK_RUNS:-1000}
 CANCEL_COUNT=${PG_DIO_CANCEL_COUNT:-200}
 echo "== reliability: leaks (${LEAK_RUNS} runs in one backend, after its self-test)"
-if { python3 "$PG_DIO_ROOT/test/reliability/leaks.py" --self-test --runs 300; st=$?
-	python3 "$PG_DIO_ROOT/test/reliability/leaks.py" --runs "$LEAK_RUNS" && [ "$st" = 0 ]; } 2>&1 |
-	tee "$OUT/leaks.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
-	passed=$((passed + 1))
-else
-	failed=$((failed + 1))
-	failed_suites+=(leaks)
-fi
+leaks_with_self_test() {
+	local st
+	python3 "$PG_DIO_ROOT/test/reliability/leaks.py" --self-test --runs 300
+	st=$?
+	python3 "$PG_DIO_ROOT/test/reliability/leaks.py" --runs "$LEAK_RUNS" && [ "$st" = 0 ]
+}
+run_check leaks leaks_with_self_test
 echo "== reliability: cancel loops (${CANCEL_COUNT} each of timeout, cancel, terminate, index)"
-if python3 "$PG_DIO_ROOT/test/reliability/cancel_loops.py" --count "$CANCEL_COUNT" 2>&1 |
-	tee "$OUT/cancel_loops.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
-	passed=$((passed + 1))
-else
-	failed=$((failed + 1))
-	failed_suites+=(cancel-loops)
-fi
+run_check cancel-loops python3 "$PG_DIO_ROOT/test/reliability/cancel_loops.py" --count "$CANCEL_COUNT"
 # totals_race.py: cluster totals polled while backends exit
 echo "== reliability: cluster totals while backends exit"
-if python3 "$PG_DIO_ROOT/test/reliability/totals_race.py" 2>&1 |
-	tee "$OUT/totals_race.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
-	passed=$((passed + 1))
-else
-	failed=$((failed + 1))
-	failed_suites+=(totals-race)
-fi
+run_check totals-race python3 "$PG_DIO_ROOT/test/reliability/totals_race.py"
 # hang_test.py: reads that never complete (after the cancel loops: the reads
 # it abandons stay counted as in flight until it resets the counters)
 echo "== reliability: reads that never complete (cancel, ROLLBACK, terminate)"
-if python3 "$PG_DIO_ROOT/test/reliability/hang_test.py" 2>&1 |
-	tee "$OUT/hang_test.log"; [ "${PIPESTATUS[0]}" = 0 ]; then
-	passed=$((passed + 1))
-else
-	failed=$((failed + 1))
-	failed_suites+=(hang)
-fi
+run_check hang python3 "$PG_DIO_ROOT/test/reliability/hang_test.py"
 
 # --- kill -9 with reads in flight (a cluster of its own) ---------------------
 echo "== crash: kill -9 with direct reads in flight"

@@ -67,7 +67,7 @@ import time
 
 sys.dont_write_bytecode = True     # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgsession import (Session, psql_once, SessionGone, is_error, fd_counts, server_log_path,  # noqa: E402
+from pgsession import (fresh_database, Session, psql_once, SessionGone, is_error, fd_counts, server_log_path,  # noqa: E402
                        log_size, log_crashes)
 
 TABLE = "cancel_t"
@@ -119,8 +119,7 @@ def process_alive(pid):
 
 
 def setup(db):
-    psql_once("postgres", f"DROP DATABASE IF EXISTS {db};")
-    psql_once("postgres", f"CREATE DATABASE {db};")
+    fresh_database(db)
     psql_once(db, f"""
 CREATE EXTENSION pg_dio;
 CREATE TABLE {TABLE} (id int, pad text) WITH (autovacuum_enabled = off);

@@ -32,7 +32,7 @@ import time
 
 sys.dont_write_bytecode = True     # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgsession import Session, psql_once, is_error, server_log_path, log_size, log_crashes  # noqa: E402
+from pgsession import fresh_database, Session, psql_once, is_error, server_log_path, log_size, log_crashes  # noqa: E402
 
 TABLE = "hang_t"
 BOUND_S = 15
@@ -49,8 +49,7 @@ class Failure(Exception):
 
 
 def setup(db):
-    psql_once("postgres", f"DROP DATABASE IF EXISTS {db};")
-    psql_once("postgres", f"CREATE DATABASE {db};")
+    fresh_database(db)
     psql_once(db, f"""
 CREATE EXTENSION pg_dio;
 CREATE TABLE {TABLE} (id int, pad text) WITH (autovacuum_enabled = off);

@@ -73,7 +73,7 @@ import time
 
 sys.dont_write_bytecode = True     # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgsession import Session, psql_once, is_error, fd_counts, fd_table, is_core_relfile, server_log_path, log_size, log_crashes  # noqa: E402
+from pgsession import fresh_database, Session, psql_once, is_error, fd_counts, fd_table, is_core_relfile, server_log_path, log_size, log_crashes  # noqa: E402
 
 MODES = ("pg_dio_read", "seqscan", "parallel", "indexscan")
 FAULTS = ("none", "eio", "short_read", "ring_setup", "odirect_einval", "delay", "corrupt")
@@ -112,8 +112,7 @@ PLAN_NODE = {"seqscan": "DirectSeqScan", "parallel": "DirectSeqScan",
 
 
 def setup(db):
-    psql_once("postgres", f"DROP DATABASE IF EXISTS {db};")
-    psql_once("postgres", f"CREATE DATABASE {db};")
+    fresh_database(db)
     # heap order shuffled against id: the index scan jumps between blocks
     psql_once(db, f"""
 CREATE EXTENSION pg_dio;

@@ -100,6 +100,12 @@ def psql_once(db, sql):
     return r.stdout.strip().splitlines()
 
 
+def fresh_database(db):
+    """Drop and create database 'db' (a script's own, for its tables)."""
+    psql_once("postgres", f"DROP DATABASE IF EXISTS {db};")
+    psql_once("postgres", f"CREATE DATABASE {db};")
+
+
 def is_error(line):
     """An error line of psql (with or without its "psql:<stdin>:N: " prefix)."""
     if line.startswith("psql:"):

@@ -19,7 +19,7 @@ import threading
 
 sys.dont_write_bytecode = True     # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pgsession import Session, psql_once  # noqa: E402
+from pgsession import fresh_database, Session, psql_once  # noqa: E402
 
 POLL = ("SELECT reads_submitted, blocks_direct FROM pg_dio_cluster_stats();")
 
@@ -39,8 +39,7 @@ def main():
     ap.add_argument("--backends", type=int, default=400)
     ap.add_argument("--db", default="pg_dio_race")
     args = ap.parse_args()
-    psql_once("postgres", f"DROP DATABASE IF EXISTS {args.db};")
-    psql_once("postgres", f"CREATE DATABASE {args.db};")
+    fresh_database(args.db)
     psql_once(args.db, "CREATE EXTENSION pg_dio; CREATE TABLE race_t AS "
                        "SELECT g FROM generate_series(1, 2000) g;")
     errors = []
