@@ -17,15 +17,17 @@
  * our read can tear the image, which the checksum catches, and we check again
  * that the block is not resident once the read completed.
  *
- * So a block is read directly only if (1) the snapshot is an MVCC snapshot not
- * taken during recovery and the transaction is not SERIALIZABLE, (2) the
+ * So a block is read directly only if (1) the snapshot is an MVCC snapshot and
+ * the transaction is not SERIALIZABLE, (2) the
  * visibility map says all-visible, (3) the block is not in shared buffers
  * (a buffer mapping lookup under the partition lock, or, once the scan has
  * made enough lookups, one sweep over the buffer descriptors, see
  * dio_sweep_resident); and its image is used only
  * if (4) it passes page verification (PageIsVerified's test, verify.c) and
  * has PD_ALL_VISIBLE (and, without data checksums, the block is still not
- * resident).  Everything else goes
+ * resident; for a snapshot taken during recovery, its LSN is no newer than
+ * the replay position read before the block's visibility-map bit, and
+ * residency is looked up per block, after that bit).  Everything else goes
  * through the buffer manager: a core read stream (with a bulk-read strategy
  * where core's heap scan of the relation would use one),
  * and page-at-a-time visibility checks as core's heap scan makes them (hint
@@ -216,6 +218,7 @@ typedef struct DioScanState
 	BlockNumber res_cap;		/* blocks res_bits has room for */
 	uint64	   *res_bits;		/* see dio_sweep_resident */
 	bool		post_check;		/* re-check residency after the read */
+	XLogRecPtr	lsn_bound;		/* newest usable image LSN (recovery only) */
 
 	/*
 	 * Segments queued, by absolute sequence number (slot = seq % size): the
@@ -460,7 +463,15 @@ dio_resident_reset(DioScanState *st)
 {
 	st->res_swept = false;
 	st->res_lookups = 0;
-	if (pg_dio_resident_sweep == DIO_SWEEP_OFF || st->nblocks > DIO_SWEEP_MAX_BLOCKS)
+	/* before any visibility-map bit it governs is read */
+	st->lsn_bound = dio_image_lsn_bound(st->snapshot);
+
+	/*
+	 * A snapshot taken during recovery needs each block's residency checked
+	 * after its visibility-map bit (see dio_image_lsn_bound): no sweep.
+	 */
+	if (pg_dio_resident_sweep == DIO_SWEEP_OFF || st->nblocks > DIO_SWEEP_MAX_BLOCKS ||
+		st->snapshot->takenDuringRecovery)
 		st->res_sweep_after = PG_UINT64_MAX;
 	else if (pg_dio_resident_sweep == DIO_SWEEP_ON)
 		st->res_sweep_after = 0;
@@ -918,7 +929,7 @@ dio_run_next_page(DioScanState *st)
 	BlockNumber blk = st->run.first + i;
 	Page		page = (Page) (st->run.data + (size_t) i * BLCKSZ);
 
-	if (i < st->run.nvalid && dio_direct_image_usable(st->rel, page, blk))
+	if (i < st->run.nvalid && dio_direct_image_usable(st->rel, page, blk, st->lsn_bound))
 	{
 		st->counters.direct_blocks++;
 		st->run_direct++;
@@ -1218,9 +1229,7 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 	 * SERIALIZABLE needs core's relation predicate lock and per-tuple
 	 * conflict checks on a locked buffer: take the lock, read buffered.
 	 */
-	st->direct_ok = IsMVCCSnapshot(st->snapshot) &&
-		!st->snapshot->takenDuringRecovery &&
-		!IsolationIsSerializable();
+	st->direct_ok = IsMVCCSnapshot(st->snapshot) && !IsolationIsSerializable();
 	if (IsolationIsSerializable())
 		PredicateLockRelation(st->rel, st->snapshot);
 	st->post_check = !dio_checksums_verify();

@@ -321,6 +321,7 @@ typedef struct PfScanState
 	 */
 	bool		direct;			/* may read blocks directly */
 	DioStream  *dstream;		/* the engine stream, begun at the first one */
+	XLogRecPtr	lsn_bound;		/* newest usable image LSN (recovery only) */
 	DioRun		run;
 	bool		have_run;
 	BlockNumber dblk;
@@ -794,7 +795,7 @@ pf_direct_take(PfScanState *st, BlockNumber blk)
 		elog(ERROR, "direct read of heap block %u out of step", blk);
 	st->have_run = true;
 	if (st->run.nvalid < 1 ||
-		!dio_direct_image_usable(heap, (Page) st->run.data, blk))
+		!dio_direct_image_usable(heap, (Page) st->run.data, blk, st->lsn_bound))
 	{
 		dio_stats_count_blocks(0, st->run.nvalid < 1 ? st->run.reason : DIO_FB_VERIFY, 1);
 		st->c.direct_fallback++;
@@ -1612,14 +1613,15 @@ pf_start(PfScanState *st)
 
 	/*
 	 * Direct reads of the blocks it looks ahead at, in self-read mode: under
-	 * DirectSeqScan's rule 1 (an MVCC snapshot not taken during recovery, not
-	 * SERIALIZABLE, whose per-tuple predicate locks need the buffer) and for
+	 * DirectSeqScan's rule 1 (an MVCC snapshot, not SERIALIZABLE, whose
+	 * per-tuple predicate locks need the buffer) and for
 	 * a plain SELECT (no row marks, no EvalPlanQual).  Not index-only: it
 	 * reads only blocks that are not all-visible.
 	 */
 	st->direct = pg_dio_index_direct_read && st->selfread && st->plain_select &&
-		!estate->es_snapshot->takenDuringRecovery &&
 		!IsolationIsSerializable() && dio_stats_available();
+	/* before any visibility-map bit it governs is read (pf_direct_block) */
+	st->lsn_bound = dio_image_lsn_bound(estate->es_snapshot);
 	if (st->queued && !st->selfread)
 		st->stream = read_stream_begin_relation(READ_STREAM_DEFAULT, NULL,
 												ss->ss_currentRelation,

@@ -5,6 +5,9 @@
 #   test/cluster.sh stop NAME                        stop (and keep the files)
 #   test/cluster.sh destroy NAME                     stop and remove
 #   test/cluster.sh env NAME                         print export lines
+#   test/cluster.sh standby NAME PRIMARY [setting=value ...]
+#                 a streaming hot standby of the running cluster PRIMARY
+#                 (pg_basebackup -R, its own port and socket) + start
 #
 # Clusters live in .tmp/clusters/NAME (git-ignored), listen on 127.0.0.1 on a
 # free port and on a private unix-socket directory.  When run as root, the
@@ -19,8 +22,14 @@ set -euo pipefail
 . "$(dirname "$0")/scripts/common.sh"
 
 cmd=${1:-}; name=${2:-}
-[ -n "$cmd" ] && [ -n "$name" ] || die "usage: $0 start|stop|destroy|env NAME [setting=value ...]"
+[ -n "$cmd" ] && [ -n "$name" ] || die "usage: $0 start|stop|destroy|env NAME [setting=value ...] | standby NAME PRIMARY [setting=value ...]"
 shift 2
+primary=
+if [ "$cmd" = standby ]; then
+	primary=${1:-}
+	[ -n "$primary" ] || die "usage: $0 standby NAME PRIMARY [setting=value ...]"
+	shift
+fi
 
 PGC=$(find_pg_config 2>/dev/null) || die "PostgreSQL 18 not found: run test/setup.sh first"
 BINDIR=$("$PGC" --bindir)
@@ -98,6 +107,32 @@ start)
 		as_server "$BINDIR/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 start >/dev/null ||
 			{ tail -n 30 "$DIR/server.log" >&2; die "cluster $name did not start"; }
 	fi
+	print_env
+	;;
+standby)
+	# A new copy each time: a standby made from an older base backup may
+	# need WAL the primary no longer has.
+	PDIR="$WORK/.tmp/clusters/$primary"
+	[ -f "$PDIR/data/postmaster.pid" ] || die "cluster $primary is not running"
+	pport=$(sed -n 's/^port = \([0-9]*\).*/\1/p' "$PDIR/data/pg_dio.conf" | tail -n 1)
+	"$0" destroy "$name"
+	mkdir -p "$DIR" "$SOCK"
+	is_root && chown -R "$PG_DIO_OS_USER" "$DIR"
+	chmod 700 "$SOCK"
+	as_server "$BINDIR/pg_basebackup" -h "$PDIR/sock" -p "$pport" -U "$PG_DIO_DB_USER" \
+		-D "$DATA" -R -X stream -c fast >"$DIR/basebackup.log" 2>&1 ||
+		{ cat "$DIR/basebackup.log" >&2; die "pg_basebackup of $primary failed"; }
+	{
+		echo "# the standby's own (after the primary's, which they override)"
+		echo "port = $(free_port)"
+		echo "unix_socket_directories = '$SOCK'"
+		echo "hot_standby = on"
+		for kv in "$@"; do echo "$kv"; done
+	} | as_server tee -a "$DATA/pg_dio.conf" >/dev/null
+	[ -f "$PDIR/plain" ] && touch "$DIR/plain"
+	[ -f "$DIR/plain" ] || ulimit -l unlimited 2>/dev/null || true
+	as_server "$BINDIR/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 start >/dev/null ||
+		{ tail -n 30 "$DIR/server.log" >&2; die "standby $name did not start"; }
 	print_env
 	;;
 stop)
