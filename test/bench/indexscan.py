@@ -38,6 +38,11 @@ The server is restarted only to change io_method.  Every query runs as
 EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON): the execution time and
 the blocks read come from the same run; IOPS = heap blocks read / seconds.
 
+On a hot standby (test/bench/run.sh with PG_DIO_BENCH_STANDBY=1, which
+sets PG_DIO_BENCH_PRIMARY): the cold random experiment only, every
+connection, restart, eviction and fio run on the standby, the tables built
+on the primary before (test/bench/prepare.py); indexscan-standby.md and .json.
+
 Needs: the bench cluster (test/bench/run.sh brings it up), psql, fio.
 """
 import json

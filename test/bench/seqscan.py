@@ -33,6 +33,11 @@ shared_buffers = 2GB): DirectSeqScan on and off alternated in one psql session
 workers; the report gives the median of the pairs' ratios.  The OS-cached pairs
 run right after a priming read: the VM reclaims an idle page cache in ~30 s.
 
+On a hot standby (test/bench/run.sh with PG_DIO_BENCH_STANDBY=1, which
+sets PG_DIO_BENCH_PRIMARY): cold count(*) only, every connection, restart,
+eviction and fio run on the standby, the table built on the primary before
+(test/bench/prepare.py); seqscan-standby.md and .json.
+
 Needs: the bench cluster (test/bench/run.sh brings it up), psql, fio.
 """
 import json
