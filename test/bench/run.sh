@@ -52,8 +52,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 command -v fio >/dev/null || die "fio is missing: run test/setup.sh (or apt-get install fio)"
-# (a standby's primary leaves the huge pages to the standby, which is measured)
-eval "$(PG_DIO_SERVER_OPTIONS=${STANDBY:+"-c huge_pages=off"} \
+# (a standby's primary leaves the huge pages to the standby, which is
+# measured, and runs no autovacuum, which would write WAL for it to replay)
+eval "$(PG_DIO_SERVER_OPTIONS=${STANDBY:+"-c huge_pages=off -c autovacuum=off"} \
 	"$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER" "shared_buffers = '256MB'")"
 export PG_DIO_DATA="$WORK/.tmp/clusters/$CLUSTER/data"
 # every experiment needs the extension (PG_DIO_BENCH_ONLY may skip the engine's)

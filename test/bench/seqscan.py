@@ -140,6 +140,11 @@ def make_cold():
     return True
 
 
+def direct_blocks():
+    """Blocks pg_dio read with O_DIRECT so far, all processes of the server."""
+    return int(psql("SELECT blocks_direct FROM pg_dio_cluster_stats()"))
+
+
 def cpu_jiffies():
     with open("/proc/stat") as f:
         fields = f.readline().split()[1:]
@@ -252,12 +257,18 @@ def main(out_dir, scale, rounds, warm_scale):
                     srv, sess = CONFIGS[name]
                     restart(srv)
                     cold_ok &= make_cold()
+                    d0 = direct_blocks() if PRIMARY else 0
                     secs, cpu_s = run_query(sess, q, w)
                     key = f"{qname}/{w}/{name}"
-                    results["cold"].setdefault(key, []).append(
-                        {"seconds": secs, "gib_s": gib / secs, "cpu_s_per_gib": cpu_s / gib})
+                    x = {"seconds": secs, "gib_s": gib / secs, "cpu_s_per_gib": cpu_s / gib}
+                    if PRIMARY:
+                        # on a standby: how much of the table was read directly
+                        x["direct_share"] = (direct_blocks() - d0) / nblocks
+                    results["cold"].setdefault(key, []).append(x)
                     print(f"  cold {key}: {secs:.2f} s, {gib / secs:.2f} GiB/s, "
-                          f"{cpu_s / gib:.2f} CPU s/GiB", flush=True)
+                          f"{cpu_s / gib:.2f} CPU s/GiB"
+                          + (f", {x['direct_share']:.0%} of the blocks direct" if PRIMARY else ""),
+                          flush=True)
                 # the device right after this group's runs: the disk swings
                 # minute to minute, so "vs fio" compares within a group
                 settle()
@@ -354,6 +365,12 @@ def main(out_dir, scale, rounds, warm_scale):
                              f"{mm([x['cpu_s_per_gib'] for x in runs])} | {vs_b} | {vs_u} | "
                              f"{vs_fio(f'{qname}/{w}/{name}', f'{qname}/{w}'):.2f} |")
     if PRIMARY:     # (cold only: no OS-cached or warm table)
+        shares = {name: [x["direct_share"] for k, v in results["cold"].items()
+                         if k.split("/", 2)[2] == name for x in v]
+                  for name in dict.fromkeys(k.split("/", 2)[2] for k in results["cold"])}
+        lines += ["", "Blocks read with O_DIRECT (pg_dio_cluster_stats() before and after each "
+                  "run, over the table's blocks), fewest–most over the runs: " +
+                  ", ".join(f"{n} {min(v):.0%}–{max(v):.0%}" for n, v in shares.items()) + "."]
         write_report(out_dir, f"seqscan{REPORT_SUFFIX}.md", lines)
         return
     lines += ["", f"OS-cached ({gib:.2f} GiB table, evicted from shared buffers only before each "
