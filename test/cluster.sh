@@ -14,6 +14,10 @@
 # server runs as the unprivileged account $PG_DIO_OS_USER (PostgreSQL refuses
 # root).  Callers that start a cluster install a trap that stops it.
 #
+# PG_DIO_SERVER_OPTIONS: command-line options of the server for this start
+# (pg_ctl -o, e.g. "-c huge_pages=off"), which outrank the configuration
+# files and are gone at the next start.
+#
 # PG_DIO_CLUSTER_PLAIN=1 (when the cluster is made): a cluster as a user
 # would have one -- initdb's and PostgreSQL's defaults, without data
 # checksums, and shared_preload_libraries = 'pg_dio' -- instead of the test
@@ -104,7 +108,8 @@ start)
 		# would set LimitMEMLOCK); raise it for the throwaway cluster if we
 		# can (not for a plain one: as a user's server would be started)
 		[ -f "$DIR/plain" ] || ulimit -l unlimited 2>/dev/null || true
-		as_server "$BINDIR/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 start >/dev/null ||
+		as_server "$BINDIR/pg_ctl" -D "$DATA" -l "$DIR/server.log" \
+			${PG_DIO_SERVER_OPTIONS:+-o "$PG_DIO_SERVER_OPTIONS"} -w -t 60 start >/dev/null ||
 			{ tail -n 30 "$DIR/server.log" >&2; die "cluster $name did not start"; }
 	fi
 	print_env

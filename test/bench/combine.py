@@ -21,7 +21,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import (ensure_table, psql, psql_script, settle, settle_text,  # noqa: E402
+from engine_vs_fio import (bench_scale, ensure_table, psql, psql_script, settle, settle_text,  # noqa: E402
                            write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -78,7 +78,7 @@ def run(session):
 def main(out_dir, mode):
     rounds = 3 if mode == "quick" else 5
     restart()
-    ensure_table(320 if mode == "quick" else 640)
+    ensure_table(bench_scale(mode))
     table_bytes = int(psql("SELECT pg_relation_size('pgbench_accounts')"))
     gib = table_bytes / 2**30
     sizes = SIZES_QUICK if mode == "quick" else SIZES_FULL

@@ -32,6 +32,54 @@ MODES = {
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+# PG_DIO_BENCH_SCALE: the pgbench scale of pgbench_accounts instead of the
+# mode's (320 quick, 640 full); the index-scan tables get as many rows in
+# proportion (10.5M at 320).  A small scale makes a smoke run of the
+# machinery, whose numbers mean nothing.
+def bench_scale(mode):
+    return int(os.environ.get("PG_DIO_BENCH_SCALE") or MODES[mode]["scale"])
+
+
+# PG_DIO_BENCH_PRIMARY (test/bench/run.sh with PG_DIO_BENCH_STANDBY=1): the
+# experiments run on a hot standby (PG_DIO_BENCH_CLUSTER) of this primary,
+# which built the tables and stays running and idle
+PRIMARY = os.environ.get("PG_DIO_BENCH_PRIMARY", "")
+# the suffix of a report's file names: seqscan-standby.md, ...
+REPORT_SUFFIX = "-standby" if PRIMARY else ""
+
+
+def replay_lsn():
+    """The standby's replay position."""
+    return psql("SELECT pg_last_wal_replay_lsn()")
+
+
+def standby_text(cluster, lsn0, lsn1):
+    """The reports' sentence on where they ran (nothing on a primary)."""
+    if not PRIMARY:
+        return ""
+    moved = int(float(psql(f"SELECT pg_wal_lsn_diff('{lsn1}', '{lsn0}')")))
+    return (f"Run on a hot standby: the cluster {cluster}, a streaming replica "
+            f"(pg_basebackup -R) of the primary {PRIMARY}, which built the tables and stayed "
+            f"running and idle (the standby replayed {moved} bytes of WAL from it during the "
+            f"experiment, {lsn0} to {lsn1}). Every query, restart, eviction, residency check "
+            "and fio run was on the standby and its own copy of the data. ")
+
+
+def reset_all_sql():
+    """ALTER SYSTEM RESET ALL, and on a standby the replication settings
+    pg_basebackup -R wrote to postgresql.auto.conf set again (without them
+    the standby would stop streaming)."""
+    sql = "ALTER SYSTEM RESET ALL;\n"
+    if PRIMARY:
+        keep = psql("SELECT string_agg(format('ALTER SYSTEM SET %I = %L;', name, setting), "
+                    "E'\\n') FROM pg_settings WHERE name IN ('primary_conninfo', "
+                    "'primary_slot_name') AND setting <> ''")
+        if "primary_conninfo" not in keep:
+            sys.exit("the standby has no primary_conninfo")
+        sql += keep + "\n"
+    return sql
+
+
 def psql(sql, db="postgres"):
     out = subprocess.run(["psql", "-X", "-At", "-v", "ON_ERROR_STOP=1", "-d", db, "-c", sql],
                          check=True, capture_output=True, text=True)
@@ -48,6 +96,9 @@ def ensure_table(scale):
     have = psql("SELECT count(*) FROM pg_class WHERE relname = 'pgbench_branches'")
     if have == "1" and psql("SELECT count(*) FROM pgbench_branches") == str(scale):
         return
+    if PRIMARY:
+        sys.exit(f"no pgbench_accounts at scale {scale} on the standby: "
+                 "test/bench/prepare.py builds it on the primary first")
     print(f"building pgbench_accounts at scale {scale} ...", flush=True)
     subprocess.run(["pgbench", "-i", "-q", "-s", str(scale)], check=True,
                    capture_output=True)
@@ -356,11 +407,12 @@ def main():
     psql("DROP EXTENSION IF EXISTS pg_dio CASCADE")
     psql("CREATE EXTENSION pg_dio")
     psql("SELECT pg_dio_stats_reset()")
-    ensure_table(mode["scale"])
+    scale = bench_scale(args.mode)
+    ensure_table(scale)
     files, nblocks = segment_files(data)
     table_bytes = nblocks * 8192
 
-    results = {"mode": args.mode, "table": "pgbench_accounts", "scale": mode["scale"],
+    results = {"mode": args.mode, "table": "pgbench_accounts", "scale": scale,
                "table_bytes": table_bytes, "segments": len(files),
                "machine": {"cpus": os.cpu_count(), "kernel": platform.release()},
                "postgres": psql("SELECT version()"),
@@ -412,7 +464,7 @@ def main():
     lines = [
         f"## pg_dio_read vs fio, O_DIRECT sequential reads ({args.mode} mode)",
         "",
-        f"pgbench_accounts at scale {mode['scale']}: {table_bytes / 2**30:.2f} GiB in "
+        f"pgbench_accounts at scale {scale}: {table_bytes / 2**30:.2f} GiB in "
         f"{len(files)} segment file(s); {mode['rounds']} alternating fio/pg_dio rounds per row; "
         f"median (min–max); ratio = pg_dio/fio per round. {os.cpu_count()} CPUs, kernel "
         f"{platform.release()}. {memory_text()}",

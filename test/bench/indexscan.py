@@ -38,6 +38,11 @@ The server is restarted only to change io_method.  Every query runs as
 EXPLAIN (ANALYZE, BUFFERS, TIMING OFF, FORMAT JSON): the execution time and
 the blocks read come from the same run; IOPS = heap blocks read / seconds.
 
+On a hot standby (test/bench/run.sh with PG_DIO_BENCH_STANDBY=1, which
+sets PG_DIO_BENCH_PRIMARY): the cold random experiment only, every
+connection, restart, eviction and fio run on the standby, the tables built
+on the primary before (test/bench/prepare.py); indexscan-standby.md and .json.
+
 Needs: the bench cluster (test/bench/run.sh brings it up), psql, fio.
 """
 import json
@@ -48,9 +53,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import (memory_text, pin_server, placement_text, psql,  # noqa: E402
-                           psql_script, reader_cpu, run_fio_random, server_started,
-                           settle, settle_text, summary, write_report)
+from engine_vs_fio import (PRIMARY, REPORT_SUFFIX, bench_scale, memory_text,  # noqa: E402
+                           pin_server, placement_text, psql, psql_script, reader_cpu,
+                           replay_lsn, reset_all_sql, run_fio_random, server_started,
+                           settle, settle_text, standby_text, summary, write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -141,8 +147,8 @@ URING = False               # the server offers io_method=io_uring (main)
 # cold experiments it matches run (e.g. '^uring/')
 ONLY_CONFIGS = re.compile(os.environ.get("PG_DIO_BENCH_CONFIGS", ""))
 # PG_DIO_BENCH_COLD_ONLY=1: the cold experiments only (no OS-cached, cached
-# or instruction counts)
-COLD_ONLY = os.environ.get("PG_DIO_BENCH_COLD_ONLY") == "1"
+# or instruction counts); on a hot standby always
+COLD_ONLY = os.environ.get("PG_DIO_BENCH_COLD_ONLY") == "1" or bool(PRIMARY)
 
 
 def start_server():
@@ -154,7 +160,7 @@ def restart(io_method):
     global current_io_method
     if io_method == current_io_method:
         return
-    psql_script(f"ALTER SYSTEM RESET ALL;\nALTER SYSTEM SET io_method = '{io_method}';")
+    psql_script(f"{reset_all_sql()}ALTER SYSTEM SET io_method = '{io_method}';")
     subprocess.run([CLUSTER, "stop", BENCH_CLUSTER], check=True, capture_output=True)
     start_server()
     current_io_method = io_method
@@ -167,6 +173,9 @@ def ensure_table(name, nrows, after_load=""):
     have = psql(f"SELECT count(*) FROM pg_class WHERE relname = '{name}'")
     if have == "1" and psql(f"SELECT obj_description('{name}'::regclass)") == f"rows={nrows}":
         return
+    if PRIMARY:
+        sys.exit(f"no {name} of {nrows} rows on the standby: test/bench/prepare.py "
+                 "builds it on the primary first")
     print(f"building {name} ({nrows} rows) ...", flush=True)
     psql_script(f"""
 DROP TABLE IF EXISTS {name};
@@ -348,11 +357,19 @@ def run(session, query):
             "node": name, "rows": top["Plan"].get("Actual Rows")}
 
 
+def index_rows(mode):
+    """Rows of the index-scan tables: 10.5M (quick), 21M (full), or in
+    proportion to PG_DIO_BENCH_SCALE (10.5M at 320)."""
+    return bench_scale(mode) * 10_500_000 // 320
+
+
 def main(out_dir, mode):
     global URING
-    rounds = 3 if mode == "quick" else 5
-    nrows = 10_500_000 if mode == "quick" else 21_000_000
+    # PG_DIO_BENCH_INDEX_ROUNDS: other than the mode's rounds (3 quick, 5 full)
+    rounds = int(os.environ.get("PG_DIO_BENCH_INDEX_ROUNDS", "0")) or (3 if mode == "quick" else 5)
+    nrows = index_rows(mode)
     restart("worker")
+    lsn0 = replay_lsn() if PRIMARY else None
     URING = psql("SELECT 'io_uring' = ANY (enumvals) FROM pg_settings "
                  "WHERE name = 'io_method'") == "t"
     ensure_tables(nrows)
@@ -380,6 +397,9 @@ def main(out_dir, mode):
                    [("random", q_rand, cold_cfg), ("random_av", q_av, cold_cfg),
                     ("index_only", q_ios, only(IOS_CONFIGS)),
                     ("correlated", q_corr, only(CORR_CONFIGS))] if c]
+    if PRIMARY:
+        # on a hot standby: the cold random range only
+        experiments = [x for x in experiments if x[0] == "random"]
 
     # every configuration's plan must be the one it claims
     for exp, q, cfgs in experiments:
@@ -451,7 +471,10 @@ def main(out_dir, mode):
     res["instructions"] = ({} if COLD_ONLY else
                            instructions(cached_experiments(q_rand_c, q_corr_c, q_ios_c)))
 
-    with open(os.path.join(out_dir, "indexscan.json"), "w") as f:
+    if PRIMARY:
+        res["standby"] = {"cluster": BENCH_CLUSTER, "primary": PRIMARY,
+                          "replay_lsn": [lsn0, replay_lsn()]}
+    with open(os.path.join(out_dir, f"indexscan{REPORT_SUFFIX}.json"), "w") as f:
         json.dump(res, f, indent=2)
 
     def med(key, field="seconds", kind="cold"):
@@ -474,9 +497,10 @@ def main(out_dir, mode):
             return f"{med(key, 'iops') / fio[eic]:.2f}"
         return f"{med(key, 'iops') / fio['1']:.2f} (depth 1)"
     gib = table_bytes / 2**30
-    lines = [f"## Index scans: PrefetchIndexScan vs core ({gib:.2f} GiB table, {nrows} rows, "
-             f"{rounds} rounds)", "",
-             f"Range scans returning ~1% of the rows ({span} by r in random heap order; the "
+    lines = [f"## Index scans{' on a hot standby' if PRIMARY else ''}: PrefetchIndexScan vs "
+             f"core ({gib:.2f} GiB table, {nrows} rows, {rounds} rounds)", "",
+             (standby_text(BENCH_CLUSTER, *res["standby"]["replay_lsn"]) if PRIMARY else "")
+             + f"Range scans returning ~1% of the rows ({span} by r in random heap order; the "
              "same by id in heap order). Cold = table and indexes evicted from shared "
              "buffers and the OS cache (pg_dio_evict) and verified cold (pg_dio_residency) "
              "before every run. Seconds: median (min–max). IOPS = blocks read / seconds. "
@@ -510,7 +534,7 @@ def main(out_dir, mode):
             lines.append(f"| {exp} | {name} | {mm(key)} | {med(key, 'iops'):.0f} | "
                          f"{vs_index} | {vs_bitmap} | {vs_fio} |")
     if COLD_ONLY:
-        write_report(out_dir, "indexscan.md", lines)
+        write_report(out_dir, f"indexscan{REPORT_SUFFIX}.md", lines)
         return
     c = med("random/core-index", kind="os_cached")
     p = med("random/prefetch-16", kind="os_cached")
@@ -539,7 +563,7 @@ def main(out_dir, mode):
                 if ins else " | | ")
         lines.append(f"| {exp} | {c * 1000:.1f} | {p * 1000:.1f} | "
                      f"{statistics.median(res['cached_ratio'][exp]):.3f} | {cols} |")
-    write_report(out_dir, "indexscan.md", lines)
+    write_report(out_dir, f"indexscan{REPORT_SUFFIX}.md", lines)
 
 
 if __name__ == "__main__":

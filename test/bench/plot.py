@@ -21,11 +21,16 @@ CORE = "tab:blue"
 PG_DIO = "tab:orange"
 
 
-def build_text(path):
+def build_text(path, r=None):
     """'PostgreSQL 19, io_method=io_uring' for results copied to a name like
-    seqscan-uring-pg19.json; nothing for a run directory's own names."""
-    m = re.search(r"-uring-pg(\d+)\.json$", path)
-    return f"PostgreSQL {m.group(1)}, io_method=io_uring" if m else ""
+    seqscan-uring-pg19.json; nothing for a run directory's own names; where
+    a hot standby ran them (PG_DIO_BENCH_STANDBY=1), that."""
+    m = re.search(r"-uring-pg(\d+)", path)
+    text = f"PostgreSQL {m.group(1)}, io_method=io_uring" if m else ""
+    if r and r.get("standby"):
+        text += ("; " if text else "") + \
+            f"on the hot standby {r['standby']['cluster']} of {r['standby']['primary']}"
+    return text
 
 
 # sequential-scan configurations (test/bench/seqscan.py) as a reader names them
@@ -78,7 +83,7 @@ def seqscan_plot(path):
     ax.set_xticklabels([k.replace("/", ", workers=") for k in keys])
     ax.set_ylabel("GiB/s (median; bars: min–max)")
     title = f"Cold sequential scans of a {r['table_bytes'] / 2**30:.1f} GiB table, {r['rounds']} rounds"
-    build = build_text(path)
+    build = build_text(path, r)
     ax.set_title(title + (f"\n{build}" if build else ""))
     ax.set_ylim(0, max(ax.get_ylim()[1], fio * 1.15))
     # the legend below the axes, where no bar or error bar can be under it
@@ -190,7 +195,7 @@ def indexscan_plot(path):
     axes[-1, 0].set_xlabel("seconds (median; bars: min–max; lower is better)")
     title = (f"Cold index range scans of ~1% of {r['rows']:,} rows "
              f"({r['table_bytes'] / 2**30:.1f} GiB table), {r['rounds']} rounds")
-    build = build_text(path)
+    build = build_text(path, r)
     fig.suptitle(title + (f"\n{build}" if build else "") +
                  "\ncore's scans blue, pg_dio's orange; io_method in brackets, "
                  "eic = effective_io_concurrency", fontsize=10)

@@ -2,6 +2,8 @@
 # pg_dio benchmark suite (make bench).  Brings up a throwaway cluster, builds
 # the data set, runs the experiments side by side and writes a report.
 #   PG_DIO_BENCH_MODE=quick (default) | full
+#   PG_DIO_BENCH_STANDBY=1: the seqscan and indexscan experiments (cold) run
+#     on a hot standby of the bench cluster, made for the run and destroyed
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -12,6 +14,11 @@ MAJOR=$(pg_major "$PGC")
 CLUSTER=bench
 [ "$MAJOR" = 18 ] || CLUSTER=bench-pg$MAJOR
 export PG_DIO_BENCH_CLUSTER=$CLUSTER
+# standby mode: the tables are built on the bench cluster (the primary), then
+# every experiment runs on a streaming hot standby of it (bench-standby,
+# bench-pg19-standby); the primary stays running and idle
+STANDBY=
+[ "${PG_DIO_BENCH_STANDBY:-0}" = 1 ] && STANDBY=$CLUSTER-standby
 WORK=$(pg_dio_workdir)
 OUT="$PG_DIO_ROOT/bench-results/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
@@ -26,6 +33,7 @@ mkdir -p "$OUT"
 HUGE_OLD=
 # a bench cluster left running would hold on to huge pages it took before
 "$PG_DIO_ROOT/test/cluster.sh" stop "$CLUSTER" >/dev/null 2>&1 || true
+[ -z "$STANDBY" ] || "$PG_DIO_ROOT/test/cluster.sh" destroy "$STANDBY" >/dev/null 2>&1 || true
 if is_root && [ -w /proc/sys/vm/nr_hugepages ]; then
 	HUGE_OLD=$(cat /proc/sys/vm/nr_hugepages)
 	# 256MB shared_buffers need ~142 pages of 2 MB, fio's buffers up to 16
@@ -36,6 +44,7 @@ if is_root && [ -w /proc/sys/vm/nr_hugepages ]; then
 fi
 
 cleanup() {
+	[ -z "$STANDBY" ] || "$PG_DIO_ROOT/test/cluster.sh" destroy "$STANDBY" >/dev/null 2>&1
 	"$PG_DIO_ROOT/test/cluster.sh" stop "$CLUSTER" >/dev/null 2>&1
 	[ -z "$HUGE_OLD" ] || echo "$HUGE_OLD" > /proc/sys/vm/nr_hugepages || true
 }
@@ -43,13 +52,42 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 command -v fio >/dev/null || die "fio is missing: run test/setup.sh (or apt-get install fio)"
-eval "$("$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER" "shared_buffers = '256MB'")"
+# (a standby's primary leaves the huge pages to the standby, which is
+# measured, and runs no autovacuum, which would write WAL for it to replay)
+eval "$(PG_DIO_SERVER_OPTIONS=${STANDBY:+"-c huge_pages=off -c autovacuum=off"} \
+	"$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER" "shared_buffers = '256MB'")"
 export PG_DIO_DATA="$WORK/.tmp/clusters/$CLUSTER/data"
 # every experiment needs the extension (PG_DIO_BENCH_ONLY may skip the engine's)
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS pg_dio"
 
 # PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,indexscan
 ONLY=",${PG_DIO_BENCH_ONLY:-engine,seqscan,combine,indexscan},"
+if [ -n "$STANDBY" ]; then
+	# on the standby: the seqscan and indexscan experiments (cold; the
+	# engine's and combine's are not made for a standby)
+	[[ $ONLY != *,engine,* && $ONLY != *,combine,* ]] ||
+		note "standby mode: the engine and combine experiments do not run"
+	ONLY=${ONLY//,engine,/,}; ONLY=${ONLY//,combine,/,}
+	exps=()
+	[[ $ONLY != *,seqscan,* ]] || exps+=(seqscan)
+	[[ $ONLY != *,indexscan,* ]] || exps+=(indexscan)
+	[ ${#exps[@]} -gt 0 ] || die "standby mode runs seqscan and indexscan: PG_DIO_BENCH_ONLY=$PG_DIO_BENCH_ONLY has neither"
+	# the tables, on the primary (which cannot write afterwards: it must stay idle)
+	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/prepare.py" "${exps[@]}"
+	P_HOST=$PGHOST P_PORT=$PGPORT
+	eval "$("$PG_DIO_ROOT/test/cluster.sh" standby "$STANDBY" "$CLUSTER")"
+	export PG_DIO_DATA="$WORK/.tmp/clusters/$STANDBY/data"
+	export PG_DIO_BENCH_CLUSTER=$STANDBY PG_DIO_BENCH_PRIMARY=$CLUSTER
+	# caught up: replayed all the primary has written
+	target=$(psql -X -At -h "$P_HOST" -p "$P_PORT" -c "SELECT pg_current_wal_lsn()")
+	for _ in $(seq 600); do
+		[ "$(psql -X -At -c "SELECT pg_is_in_recovery() AND pg_last_wal_replay_lsn() >= '$target'")" = t ] && break
+		sleep 0.1
+	done
+	[ "$(psql -X -At -c "SELECT pg_last_wal_replay_lsn() >= '$target'")" = t ] ||
+		die "standby $STANDBY did not catch up with $CLUSTER (at $target)"
+	echo "hot standby $STANDBY of $CLUSTER (caught up at $target)"
+fi
 # (if-blocks, not "&&" lists: under set -e a failing experiment must stop the run)
 if [[ $ONLY == *,engine,* ]]; then
 	python3 "$PG_DIO_ROOT/test/bench/engine_vs_fio.py" --mode "$MODE" --out "$OUT"
@@ -64,6 +102,7 @@ if [[ $ONLY == *,indexscan,* ]]; then
 	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/indexscan.py" "$OUT"
 fi
 cat "$OUT"/report.md "$OUT"/seqscan.md "$OUT"/combine.md "$OUT"/indexscan.md \
+	"$OUT"/seqscan-standby.md "$OUT"/indexscan-standby.md \
 	> "$OUT/README.md" 2>/dev/null || true
 
 # plots: matplotlib from PyPI in the project venv

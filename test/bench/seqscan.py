@@ -33,6 +33,11 @@ shared_buffers = 2GB): DirectSeqScan on and off alternated in one psql session
 workers; the report gives the median of the pairs' ratios.  The OS-cached pairs
 run right after a priming read: the VM reclaims an idle page cache in ~30 s.
 
+On a hot standby (test/bench/run.sh with PG_DIO_BENCH_STANDBY=1, which
+sets PG_DIO_BENCH_PRIMARY): cold count(*) only, every connection, restart,
+eviction and fio run on the standby, the table built on the primary before
+(test/bench/prepare.py); seqscan-standby.md and .json.
+
 Needs: the bench cluster (test/bench/run.sh brings it up), psql, fio.
 """
 import json
@@ -43,9 +48,10 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import (memory_text, pin_server, psql, psql_script, settle, settle_text,  # noqa: E402
-                           reader_cpu, run_fio, segment_files, server_started,
-                           summary, write_report)
+from engine_vs_fio import (PRIMARY, REPORT_SUFFIX, bench_scale, memory_text,  # noqa: E402
+                           pin_server, psql, psql_script, replay_lsn, reset_all_sql, settle,
+                           settle_text, reader_cpu, run_fio, segment_files, server_started,
+                           standby_text, summary, write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -113,7 +119,7 @@ def restart(server_settings, force=False):
     if not force and server_settings == _current_server:
         return
     _current_server = dict(server_settings)
-    sql = ["ALTER SYSTEM RESET ALL;"]
+    sql = [reset_all_sql()]
     sql += [f"ALTER SYSTEM SET {k} = '{v}';" for k, v in sorted(server_settings.items())]
     psql_script("\n".join(sql))
     subprocess.run([CLUSTER, "stop", BENCH_CLUSTER], check=True, capture_output=True)
@@ -132,6 +138,11 @@ def make_cold():
         sys.exit(f"not cold: {shared} blocks in shared buffers, {os_cached} in the OS cache")
     settle()
     return True
+
+
+def direct_blocks():
+    """Blocks pg_dio read with O_DIRECT so far, all processes of the server."""
+    return int(psql("SELECT blocks_direct FROM pg_dio_cluster_stats()"))
 
 
 def cpu_jiffies():
@@ -203,6 +214,7 @@ def main(out_dir, scale, rounds, warm_scale):
     results = {"scale": scale, "rounds": rounds, "cold": {}, "os_cached": {}, "warm": {},
                "fio": [], "fio_paired": {}, "machine": {"cpus": os.cpu_count()}}
     restart(CONFIGS["core-worker"][0])
+    lsn0 = replay_lsn() if PRIMARY else None
     if psql("SELECT 'io_uring' = ANY (enumvals) FROM pg_settings WHERE name = 'io_method'") == "t":
         CONFIGS.update(URING_CONFIGS)
     from engine_vs_fio import ensure_table
@@ -213,6 +225,9 @@ def main(out_dir, scale, rounds, warm_scale):
     gib = table_bytes / 2**30
     queries = {"count": "SELECT count(*) FROM pgbench_accounts",
                "sum": "SELECT sum(abalance) FROM pgbench_accounts"}
+    if PRIMARY:
+        # on a hot standby: cold count(*) only
+        del queries["sum"]
     cold_ok = True
 
     # the plan must be what we think it is
@@ -242,12 +257,18 @@ def main(out_dir, scale, rounds, warm_scale):
                     srv, sess = CONFIGS[name]
                     restart(srv)
                     cold_ok &= make_cold()
+                    d0 = direct_blocks() if PRIMARY else 0
                     secs, cpu_s = run_query(sess, q, w)
                     key = f"{qname}/{w}/{name}"
-                    results["cold"].setdefault(key, []).append(
-                        {"seconds": secs, "gib_s": gib / secs, "cpu_s_per_gib": cpu_s / gib})
+                    x = {"seconds": secs, "gib_s": gib / secs, "cpu_s_per_gib": cpu_s / gib}
+                    if PRIMARY:
+                        # on a standby: how much of the table was read directly
+                        x["direct_share"] = (direct_blocks() - d0) / nblocks
+                    results["cold"].setdefault(key, []).append(x)
                     print(f"  cold {key}: {secs:.2f} s, {gib / secs:.2f} GiB/s, "
-                          f"{cpu_s / gib:.2f} CPU s/GiB", flush=True)
+                          f"{cpu_s / gib:.2f} CPU s/GiB"
+                          + (f", {x['direct_share']:.0%} of the blocks direct" if PRIMARY else ""),
+                          flush=True)
                 # the device right after this group's runs: the disk swings
                 # minute to minute, so "vs fio" compares within a group
                 settle()
@@ -262,7 +283,7 @@ def main(out_dir, scale, rounds, warm_scale):
     # buffers): DirectSeqScan on/off alternated in one session right after a
     # priming read, since the VM reclaims an idle page cache within ~30 s
     # (PG_DIO_BENCH_COLD_ONLY=1: the cold runs only)
-    cold_only = os.environ.get("PG_DIO_BENCH_COLD_ONLY") == "1"
+    cold_only = os.environ.get("PG_DIO_BENCH_COLD_ONLY") == "1" or bool(PRIMARY)
     if not cold_only:
         restart({**CONFIGS["core-worker"][0], "shared_buffers": "2GB"})
         psql("CREATE TABLE IF NOT EXISTS warm_accounts AS SELECT * FROM pgbench_accounts "
@@ -284,8 +305,11 @@ def main(out_dir, scale, rounds, warm_scale):
                 print(f"  {kind} {key}: pg_dio/core median {statistics.median(r):.3f} "
                       f"({min(r):.3f}-{max(r):.3f}), {len(r)} pairs", flush=True)
     restart(CONFIGS["core-worker"][0])
+    if PRIMARY:
+        results["standby"] = {"cluster": BENCH_CLUSTER, "primary": PRIMARY,
+                              "replay_lsn": [lsn0, replay_lsn()]}
 
-    with open(os.path.join(out_dir, "seqscan.json"), "w") as f:
+    with open(os.path.join(out_dir, f"seqscan{REPORT_SUFFIX}.json"), "w") as f:
         json.dump(results, f, indent=2)
 
     def mm(xs, fmt="{:.2f}"):
@@ -299,9 +323,10 @@ def main(out_dir, scale, rounds, warm_scale):
         return statistics.median(x["gib_s"] / f for x, f in
                                  zip(results["cold"][key], results["fio_paired"][group]))
 
-    lines = [f"## Sequential scans: DirectSeqScan vs core ({gib:.2f} GiB pgbench_accounts, "
-             f"scale {scale}, {rounds} rounds)", "",
-             "Cold = table evicted from shared buffers and the OS "
+    lines = [f"## Sequential scans{' on a hot standby' if PRIMARY else ''}: DirectSeqScan "
+             f"vs core ({gib:.2f} GiB pgbench_accounts, scale {scale}, {rounds} rounds)", "",
+             (standby_text(BENCH_CLUSTER, *results["standby"]["replay_lsn"]) if PRIMARY else "")
+             + "Cold = table evicted from shared buffers and the OS "
              "cache (pg_dio_evict) and verified cold (pg_dio_residency) before every run; the server "
              "is restarted when a configuration changes its server settings. "
              f"fio O_DIRECT sequential 256kB×32 at the start of each round and right after "
@@ -339,6 +364,15 @@ def main(out_dir, scale, rounds, warm_scale):
                 lines.append(f"| {qname} | {w} | {name} | {mm(g)} | "
                              f"{mm([x['cpu_s_per_gib'] for x in runs])} | {vs_b} | {vs_u} | "
                              f"{vs_fio(f'{qname}/{w}/{name}', f'{qname}/{w}'):.2f} |")
+    if PRIMARY:     # (cold only: no OS-cached or warm table)
+        shares = {name: [x["direct_share"] for k, v in results["cold"].items()
+                         if k.split("/", 2)[2] == name for x in v]
+                  for name in dict.fromkeys(k.split("/", 2)[2] for k in results["cold"])}
+        lines += ["", "Blocks read with O_DIRECT (pg_dio_cluster_stats() before and after each "
+                  "run, over the table's blocks), fewest–most over the runs: " +
+                  ", ".join(f"{n} {min(v):.0%}–{max(v):.0%}" for n, v in shares.items()) + "."]
+        write_report(out_dir, f"seqscan{REPORT_SUFFIX}.md", lines)
+        return
     lines += ["", f"OS-cached ({gib:.2f} GiB table, evicted from shared buffers only before each "
               f"query) and warm ({warm_scale * 100000} rows in shared_buffers = 2GB): DirectSeqScan "
               f"on and off alternated in one session, {PAIRS} pairs after one unmeasured pair; "
@@ -352,12 +386,12 @@ def main(out_dir, scale, rounds, warm_scale):
             lines.append(f"| {kind} | {qname} | {w} | {mm(r, '{:.3f}')} | "
                          f"{statistics.median([off for _, off in runs]):.3f} | "
                          f"{statistics.median([on for on, _ in runs]):.3f} |")
-    write_report(out_dir, "seqscan.md", lines)
+    write_report(out_dir, f"seqscan{REPORT_SUFFIX}.md", lines)
 
 
 if __name__ == "__main__":
     mode = os.environ.get("PG_DIO_BENCH_MODE", "quick")
-    scale = 320 if mode == "quick" else 640
+    scale = bench_scale(mode)
     # PG_DIO_BENCH_ROUNDS: more rounds than the mode's (3 quick, 5 full)
     rounds = int(os.environ.get("PG_DIO_BENCH_ROUNDS", "0")) or (3 if mode == "quick" else 5)
     main(sys.argv[1], scale, rounds, 50)
