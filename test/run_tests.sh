@@ -134,6 +134,10 @@ run_check totals-race python3 "$PG_DIO_ROOT/test/reliability/totals_race.py"
 # it abandons stay counted as in flight until it resets the counters)
 echo "== reliability: reads that never complete (cancel, ROLLBACK, terminate)"
 run_check hang python3 "$PG_DIO_ROOT/test/reliability/hang_test.py"
+# replica_test.py: a primary and a hot standby of its own (replica-p,
+# replica-s), stopped at its end
+echo "== reliability: hot standby (direct reads, replay LSN bound, conflicts, promotion)"
+run_check replica python3 "$PG_DIO_ROOT/test/reliability/replica_test.py"
 
 # --- kill -9 with reads in flight (a cluster of its own) ---------------------
 echo "== crash: kill -9 with direct reads in flight"
