@@ -82,8 +82,11 @@ def psql(db, sql, check=True):
 
 # A hot standby cancels a query whose snapshot, locks or buffer pins the
 # replay of a record conflicts with (SQLSTATE 40001, the statement or the
-# session): no difference, the round is run again.
-RECOVERY_CONFLICT = re.compile(r"(ERROR|FATAL):  40001: (canceling statement|terminating connection) "
+# session): no difference, the round is run again.  A conflict while a new
+# session starts fails its connection with the same message, before psql can
+# show SQLSTATEs (the one other code with that wording, 57P04, is for a
+# dropped database).
+RECOVERY_CONFLICT = re.compile(r"(ERROR|FATAL):  (40001: )?(canceling statement|terminating connection) "
                                r"due to conflict with recovery")
 CONFLICT_RETRIES = 20
 
