@@ -21,7 +21,9 @@ else
 	MIN_COMPARISONS=${PG_DIO_STANDBY_MIN_COMPARISONS:-0}
 fi
 
+driver=
 cleanup() {
+	[ -n "$driver" ] && kill "$driver" 2>/dev/null
 	"$CLUSTER_SH" stop stress-s >/dev/null 2>&1
 	"$CLUSTER_SH" stop stress-p >/dev/null 2>&1
 }
@@ -37,10 +39,15 @@ standby_host=$(eval "$standby_env"; echo "$PGHOST")
 standby_port=$(eval "$standby_env"; echo "$PGPORT")
 eval "$primary_env"
 
+# in the background, so that a signal stops it and the clusters at once
+# (bash runs a trap only once the foreground command has ended)
 rc=0
 python3 "$PG_DIO_ROOT/test/stress/differential.py" --seconds "$STRESS_SECONDS" \
 	--standby-host "$standby_host" --standby-port "$standby_port" \
-	--min-comparisons "$MIN_COMPARISONS" --max-seconds $((STRESS_SECONDS * 3)) "$@" || rc=1
+	--min-comparisons "$MIN_COMPARISONS" --max-seconds $((STRESS_SECONDS * 3)) "$@" &
+driver=$!
+wait "$driver" || rc=1
+driver=
 
 # neither server may have crashed
 for c in stress-p stress-s; do
