@@ -327,7 +327,7 @@ def index_reader_round(db, rng, stats, on_standby=False):
             "\\echo @@rows_seq",
             du]
     # on a standby, whose replay keeps the blocks it changes in shared
-    # buffers, direct reads more often: on in two thirds of the rounds
+    # buffers, direct heap reads (and the advice they need) more often
     on_share = ["on", "off"] + (["on"] if on_standby else [])
     settings = [
         "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;",
@@ -336,6 +336,7 @@ def index_reader_round(db, rng, stats, on_standby=False):
         # io_method=worker: on = advised reads by the scan, off = the read stream
         f"SET LOCAL pg_dio.index_prefetch_advice = {rng.choice(on_share)};",
         # direct heap reads (with the advice; off by default): on in half
+        # (two thirds on a standby, the advice too)
         f"SET LOCAL pg_dio.index_direct_read = {rng.choice(on_share)};",
         # the index read further ahead and neighbouring blocks advised
         # together (with the advice, not with direct reads; on by default)
