@@ -37,14 +37,29 @@ marked dead would hide a row from core's index scan as well.  At the end
 amcheck must find heap and indexes clean, with every heap tuple's live index
 entry (bt_index_check heapallindexed).
 
+With --standby-host/--standby-port the readers run on a hot standby of that
+server (test/stress/standby_stress.sh makes both): the writers and VACUUM
+run on the primary, the maintenance session also evicts the tables from the
+standby's shared buffers and OS page cache, runs CHECKPOINT there
+(restartpoints) and switches its hot_standby_feedback on and off, with
+max_standby_streaming_delay short (--standby-delay).  The rounds that write
+(WHERE CURRENT OF, aborted inserts) do not run there.  A round cancelled by
+a recovery conflict (SQLSTATE 40001) is no difference: it is counted and run
+again.  The run fails unless compared sequential and index scans on the
+standby read blocks directly; at the end, once the standby has replayed
+everything, amcheck runs on both servers.  --min-comparisons N reads on past
+--seconds until N comparisons are made (at most --max-seconds).
+
 Needs a running cluster with pg_dio (PGHOST/PGPORT/PGUSER), psql on PATH.
 Usage: differential.py [--seconds N] [--db NAME] [--seed N]
+                       [--standby-host H --standby-port P] [--min-comparisons N]
 The seed is printed; a failing run repeats its choices with --seed (the
 interleaving of the concurrent sessions is the scheduler's).
 """
 import argparse
 import os
 import random
+import re
 import subprocess
 import sys
 import threading
@@ -56,11 +71,40 @@ FAULTS = ["none"] * 6 + ["eio", "short_read", "corrupt", "ring_setup", "odirect_
 
 
 def psql(db, sql, check=True):
-    r = subprocess.run(["psql", "-X", "-At", "-q", "-v", "ON_ERROR_STOP=1", "-d", db],
-                       input=sql, capture_output=True, text=True)
+    """Run a script, stopping at the first error (reported with its SQLSTATE).
+    db: a database name or a connection string."""
+    r = subprocess.run(["psql", "-X", "-At", "-q", "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose",
+                        "-d", db], input=sql, capture_output=True, text=True)
     if check and r.returncode != 0:
         raise RuntimeError(f"psql failed: {r.stderr.strip()}\n--- SQL:\n{sql}")
     return r
+
+
+# A hot standby cancels a query whose snapshot, locks or buffer pins the
+# replay of a record conflicts with (SQLSTATE 40001, the statement or the
+# session): no difference, the round is run again.  A conflict while a new
+# session starts fails its connection with the same message, before psql can
+# show SQLSTATEs (the one other code with that wording, 57P04, is for a
+# dropped database).
+RECOVERY_CONFLICT = re.compile(r"(ERROR|FATAL):  (40001: )?(canceling statement|terminating connection) "
+                               r"due to conflict with recovery")
+CONFLICT_RETRIES = 20
+
+
+def psql_retrying(db, sql, stats, on_standby, counter="cancels"):
+    """psql(db, sql, check=False), run again while a recovery conflict cancels
+    it (on a standby only; each cancel counted in stats.<counter>).  None if
+    it never finished (counted in stats.gave_up)."""
+    for attempt in range(CONFLICT_RETRIES):
+        r = psql(db, sql, check=False)
+        if not on_standby or r.returncode == 0 or not RECOVERY_CONFLICT.search(r.stderr):
+            return r
+        with stats.lock:
+            setattr(stats, counter, getattr(stats, counter) + 1)
+        time.sleep(0.05 * attempt)
+    with stats.lock:
+        stats.gave_up += 1
+    return None
 
 
 def setup(db):
@@ -209,6 +253,7 @@ class Stats:
     def __init__(self):
         self.lock = threading.Lock()
         self.compares = 0
+        self.seq_direct = 0
         self.index_compares = 0
         self.index_prefetch = 0
         self.index_direct = 0
@@ -220,12 +265,46 @@ class Stats:
         self.writes = 0
         self.maint = 0
         self.failures = []
+        # on a standby
+        self.cancels = 0
+        self.maint_cancels = 0
+        self.gave_up = 0
+        self.standby_maint = 0
+        self.feedback_switches = 0
+
+    def comparisons(self):
+        return (self.compares + self.index_compares + self.cursor_compares +
+                self.current_of_compares + self.kill_compares)
+
+
+class Clock:
+    """When the sessions stop: the readers (and the aborted-insert loops) at
+    the deadline, or, with a target, once that many comparisons are made
+    (but no later than 'limit' seconds after the start); the writers and the
+    maintenance session only once every reader has stopped, so that the
+    primary writes throughout; everyone at the first failure."""
+
+    def __init__(self, seconds, target, limit):
+        self.start = time.time()
+        self.deadline = self.start + seconds
+        self.limit = self.start + max(limit, seconds)
+        self.target = target
+        self.readers_done = threading.Event()
+
+    def reading(self, stats):
+        if stats.failures:
+            return False
+        now = time.time()
+        return now < self.deadline or (now < self.limit and stats.comparisons() < self.target)
+
+    def writing(self, stats):
+        return not self.readers_done.is_set() and not stats.failures
 
 
 SEQ_LEG_SHARE = float(os.environ.get("PG_DIO_STRESS_SEQ_LEG", "0.1"))
 
 
-def index_reader_round(db, rng, stats):
+def index_reader_round(db, rng, stats, on_standby=False):
     """One index query, prefetch on vs off in one REPEATABLE READ transaction.
     The plans explained are those of the digest statements that run."""
     q, ordered, join = random_index_query(rng)
@@ -247,14 +326,18 @@ def index_reader_round(db, rng, stats):
             "SET LOCAL enable_mergejoin = on;",
             "\\echo @@rows_seq",
             du]
+    # on a standby, whose replay keeps the blocks it changes in shared
+    # buffers, direct heap reads (and the advice they need) more often
+    on_share = ["on", "off"] + (["on"] if on_standby else [])
     settings = [
         "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;",
         "SET LOCAL max_parallel_workers_per_gather = 0;",
         f"SET LOCAL effective_io_concurrency = {rng.choice([0, 1, 16, 64])};",
         # io_method=worker: on = advised reads by the scan, off = the read stream
-        f"SET LOCAL pg_dio.index_prefetch_advice = {rng.choice(['on', 'off'])};",
+        f"SET LOCAL pg_dio.index_prefetch_advice = {rng.choice(on_share)};",
         # direct heap reads (with the advice; off by default): on in half
-        f"SET LOCAL pg_dio.index_direct_read = {rng.choice(['on', 'off'])};",
+        # (two thirds on a standby, the advice too)
+        f"SET LOCAL pg_dio.index_direct_read = {rng.choice(on_share)};",
         # the index read further ahead and neighbouring blocks advised
         # together (with the advice, not with direct reads; on by default)
         f"SET LOCAL pg_dio.index_prefetch_combine = {rng.choice(['on', 'on', 'on', 'off'])};",
@@ -270,9 +353,10 @@ def index_reader_round(db, rng, stats):
         settings.append(f"SET LOCAL enable_partitionwise_join = {rng.choice(['on', 'off'])};")
         settings.append(f"SET LOCAL enable_memoize = {rng.choice(['on', 'off'])};")
         settings.append(f"SET LOCAL enable_material = {rng.choice(['on', 'off'])};")
-    # in a third of the rounds both tables leave shared buffers and the OS
-    # page cache first, so that the prefetch leg has blocks to read (directly)
-    if rng.random() < 1 / 3:
+    # in a third of the rounds (two thirds on a standby) both tables leave
+    # shared buffers and the OS page cache first, so that the prefetch leg
+    # has blocks to read (directly)
+    if rng.random() < (2 / 3 if on_standby else 1 / 3):
         settings += [f"SELECT count(*) FROM pg_dio_evict('{t}');" for t in TABLES]
     sql = "\n".join(["BEGIN ISOLATION LEVEL REPEATABLE READ;"] + settings + [
         "SET LOCAL pg_dio.enable_index_prefetch = on;",
@@ -288,7 +372,9 @@ def index_reader_round(db, rng, stats):
         f"EXPLAIN (COSTS OFF) {d}",
         "\\echo @@rows_off",
         d] + seq_leg + ["COMMIT;"])
-    r = psql(db, sql, check=False)
+    r = psql_retrying(db, sql, stats, on_standby)
+    if r is None:
+        return
     if r.returncode != 0:
         with stats.lock:
             stats.failures.append(f"index query failed: {r.stderr.strip()}\n{sql}")
@@ -354,7 +440,7 @@ CURSOR_SETTINGS = [
 ]
 
 
-def cursor_round(db, rng, stats):
+def cursor_round(db, rng, stats, on_standby=False):
     """A cursor declared neither SCROLL nor NO SCROLL, moved both ways, with
     pg_dio's scans on and off in one REPEATABLE READ transaction: the same
     rows and the same scrollability (such a cursor keeps core's scans)."""
@@ -372,9 +458,11 @@ def cursor_round(db, rng, stats):
                  f"DECLARE c CURSOR FOR {q};",
                  f"\\echo @@{leg}",
                  "SELECT is_scrollable FROM pg_cursors WHERE name = 'c';"] + moves + ["CLOSE c;"]
-    sql = "\n".join(["\\set ON_ERROR_STOP 1", "BEGIN ISOLATION LEVEL REPEATABLE READ;"] +
-                    CURSOR_SETTINGS + legs + ["COMMIT;"])
-    parts, r = run_marked(db, sql)
+    sql = "\n".join(["BEGIN ISOLATION LEVEL REPEATABLE READ;"] + CURSOR_SETTINGS + legs + ["COMMIT;"])
+    r = psql_retrying(db, sql, stats, on_standby)
+    if r is None:
+        return
+    parts = split_marks(r.stdout)
     with stats.lock:
         if r.returncode != 0:
             stats.failures.append(f"cursor round failed: {r.stderr.strip()}\n{sql}")
@@ -453,13 +541,13 @@ END
 $$;"""
 
 
-def kill_check(db, deadline, seed, stats):
+def kill_check(db, clock, seed, stats):
     """Loops of aborted inserts read by index scans, pg_dio's and core's, each
     on a table of its own: the indexes end as large, with as many entries
     marked dead."""
     rng = random.Random(seed)
     n = 0
-    while time.time() < deadline and not stats.failures:
+    while clock.reading(stats):
         n += 1
         res = {}
         advice = rng.choice(["on", "off"])
@@ -496,18 +584,20 @@ def kill_check(db, deadline, seed, stats):
         time.sleep(rng.uniform(0.5, 2.0))
 
 
-def reader(db, deadline, seed, stats):
+def reader(db, clock, seed, stats, on_standby):
     rng = random.Random(seed)
-    while time.time() < deadline and not stats.failures:
+    while clock.reading(stats):
         x = rng.random()
         if x < 0.05:
-            cursor_round(db, rng, stats)
+            cursor_round(db, rng, stats, on_standby)
             continue
-        if x < 0.1:
+        # UPDATE ... WHERE CURRENT OF writes: not on a standby (an index
+        # round instead)
+        if x < 0.1 and not on_standby:
             current_of_round(db, rng, stats)
             continue
         if x < 0.55:
-            index_reader_round(db, rng, stats)
+            index_reader_round(db, rng, stats, on_standby)
             continue
         q, ordered = random_query(rng)
         parallel = rng.random() < 0.3
@@ -538,41 +628,55 @@ def reader(db, deadline, seed, stats):
             settings.append("SET LOCAL max_parallel_workers_per_gather = 0;")
         sql = "\n".join(["BEGIN ISOLATION LEVEL REPEATABLE READ;"] + settings + [
             "SET LOCAL pg_dio.enable_direct_scan = on;",
+            "\\echo @@plan",
             f"EXPLAIN (COSTS OFF) {q};",
+            "\\echo @@on",
             digest(q, ordered),
+            # blocks this backend (a new one each round; not its parallel
+            # workers) has read directly
+            "\\echo @@direct",
+            "SELECT blocks_direct FROM pg_dio_backend_stats(pg_backend_pid());",
             "SET LOCAL pg_dio.enable_direct_scan = off;",
+            "\\echo @@off",
             digest(q, ordered),
             "COMMIT;"])
-        r = psql(db, sql, check=False)
+        r = psql_retrying(db, sql, stats, on_standby)
+        if r is None:
+            continue
         if r.returncode != 0:
             with stats.lock:
                 stats.failures.append(f"query failed: {r.stderr.strip()}\n{sql}")
             return
-        lines = r.stdout.strip().splitlines()
-        on, off = lines[-2], lines[-1]
-        plan = "\n".join(lines[:-2])
+        parts = split_marks(r.stdout)
+        on, off, plan = parts.get("on", ""), parts.get("off", ""), parts.get("plan", "")
         if "DirectSeqScan" not in plan:
             with stats.lock:
                 stats.failures.append(f"no DirectSeqScan in the plan of {q}:\n{plan}")
             return
         with stats.lock:
             stats.compares += 1
-            if on != off:
+            if parts.get("direct", "0").strip() not in ("", "0"):
+                stats.seq_direct += 1
+            if on != off or not on:
                 stats.failures.append(f"DIFFERENT results for {q} (ordered={ordered}, "
                                       f"parallel={parallel}):\n direct: {on}\n core:   {off}\n{sql}")
 
 
-def writer(db, deadline, seed, stats):
+def writer(db, clock, seed, stats, narrow):
+    """Updates, deletes and inserts; 'narrow': the updates of a grp confined
+    to 3000 ids instead of all ids below one, so that VACUUM leaves much of
+    the tables all-visible (for a standby's direct reads)."""
     rng = random.Random(seed)
     next_id = 100000 + (seed % 1000) * 1000000
-    while time.time() < deadline and not stats.failures:
+    while clock.writing(stats):
         t = rng.choice(TABLES)
         lo = rng.randint(1, 60000)
         op = rng.random()
         if op < 0.4:
             sql = f"UPDATE {t} SET v = v + 1 WHERE id BETWEEN {lo} AND {lo + rng.randint(0, 200)};"
         elif op < 0.6:
-            sql = f"UPDATE {t} SET note = md5(random()::text) WHERE grp = {rng.randint(0, 96)} AND id < {lo};"
+            ids = f"BETWEEN {lo} AND {lo + 3000}" if narrow else f"< {lo}"
+            sql = f"UPDATE {t} SET note = md5(random()::text) WHERE grp = {rng.randint(0, 96)} AND id {ids};"
         elif op < 0.7:
             sql = f"DELETE FROM {t} WHERE id BETWEEN {lo} AND {lo + rng.randint(0, 50)};"
         elif op < 0.8:
@@ -597,22 +701,103 @@ def writer(db, deadline, seed, stats):
             stats.writes += 1
 
 
-def maintenance(db, deadline, seed, stats):
+def set_feedback(sdb, on):
+    """hot_standby_feedback of the standby, in effect once its walreceiver
+    has reloaded the configuration."""
+    return psql(sdb, f"ALTER SYSTEM SET hot_standby_feedback = {'on' if on else 'off'};\n"
+                "SELECT pg_reload_conf();", check=False)
+
+
+def maintenance(db, sdb, clock, seed, stats):
+    """VACUUM (which sets visibility-map bits; the writers clear them),
+    CHECKPOINT and evictions on the primary; with a standby (sdb) also
+    evictions from its shared buffers and OS page cache and CHECKPOINT there
+    (a restartpoint writes the replayed pages), and hot_standby_feedback
+    switched every few seconds: off, the primary's VACUUM removes rows the
+    standby's snapshots may need, and replay cancels them."""
     rng = random.Random(seed)
-    while time.time() < deadline and not stats.failures:
+    feedback = rng.choice([False, True])
+    next_switch = 0
+    while clock.writing(stats):
         t = rng.choice(TABLES)
-        sql = rng.choice([f"VACUUM {t};", "CHECKPOINT;",
-                          f"SELECT pg_buffercache_evict_relation('{t}');",
-                          f"SELECT pg_buffercache_evict_relation('{t}');",
-                          f"SELECT pg_dio_evict('{t}');"])		# also from the OS cache
-        r = psql(db, sql, check=False)
-        if r.returncode != 0:
+        if sdb and time.time() >= next_switch:
+            feedback = not feedback
+            r = set_feedback(sdb, feedback)
+            if r.returncode != 0:
+                with stats.lock:
+                    stats.failures.append(f"hot_standby_feedback switch failed: {r.stderr.strip()}")
+                return
             with stats.lock:
-                stats.failures.append(f"maintenance failed: {r.stderr.strip()}\n{sql}")
-            return
-        with stats.lock:
-            stats.maint += 1
+                stats.feedback_switches += 1
+            next_switch = time.time() + rng.uniform(2, 6)
+        if sdb and rng.random() < 0.4:
+            sql = rng.choice(["CHECKPOINT;",
+                              f"SELECT pg_buffercache_evict_relation('{t}');",
+                              f"SELECT pg_dio_evict('{t}');",
+                              f"SELECT pg_dio_evict('{t}');"])
+            r = psql_retrying(sdb, sql, stats, True, "maint_cancels")
+            if r is not None and r.returncode != 0:
+                with stats.lock:
+                    stats.failures.append(f"maintenance on the standby failed: {r.stderr.strip()}\n{sql}")
+                return
+            with stats.lock:
+                stats.standby_maint += 1
+        else:
+            # with a standby VACUUM more often: the visibility-map bits its
+            # records set are what the standby's direct reads rest on, and
+            # its cleanup records conflict with the standby's snapshots
+            sql = rng.choice([f"VACUUM {t};"] * (3 if sdb else 1) + ["CHECKPOINT;",
+                              f"SELECT pg_buffercache_evict_relation('{t}');",
+                              f"SELECT pg_buffercache_evict_relation('{t}');",
+                              f"SELECT pg_dio_evict('{t}');"])		# also from the OS cache
+            r = psql(db, sql, check=False)
+            if r.returncode != 0:
+                with stats.lock:
+                    stats.failures.append(f"maintenance failed: {r.stderr.strip()}\n{sql}")
+                return
+            with stats.lock:
+                stats.maint += 1
         time.sleep(rng.uniform(0.05, 0.3))
+
+
+def wait_for_replay(db, sdb, timeout=120):
+    """Wait until the standby has replayed everything the primary has
+    written so far; False if it has not within 'timeout' seconds."""
+    lsn = psql(db, "SELECT pg_current_wal_insert_lsn();").stdout.strip()
+    end = time.time() + timeout
+    while time.time() < end:
+        r = psql(sdb, f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'::pg_lsn;", check=False)
+        if r.returncode == 0 and r.stdout.strip() == "t":
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def check_server(db, stats, on_standby, where):
+    """Nothing of pg_dio's left in flight, and amcheck finds heap and indexes
+    clean, every heap tuple with its live index entry (read-only: on a
+    standby too).  pg_dio writes no page (it only has core prune pages and
+    mark index entries dead, as core's scans do).  The number of problems."""
+    problems = 0
+    r = psql_retrying(db, "SELECT count(*) FROM pg_stat_aios WHERE source = 'pg_dio';",
+                      stats, on_standby, "maint_cancels")
+    if r is None or r.returncode != 0 or r.stdout.strip() != "0":
+        stats.failures.append(f"{where}: pg_dio reads left in flight: "
+                              f"{r.stdout.strip() + r.stderr.strip() if r else 'no answer'}")
+        problems += 1
+    for t in TABLES:
+        checks = [(f"verify_heapam('{t}')", f"SELECT count(*) FROM verify_heapam('{t}');")]
+        checks += [(f"bt_index_check('{idx}', true)", f"SELECT bt_index_check('{idx}', true);")
+                   for idx in (f"{t}_id", f"{t}_grp_id")]
+        for name, sql in checks:
+            r = psql_retrying(db, sql, stats, on_standby, "maint_cancels")
+            if r is None or r.returncode != 0:
+                stats.failures.append(f"{where}: {name}: {r.stderr.strip() if r else 'cancelled'}")
+                problems += 1
+            elif name.startswith("verify_heapam") and r.stdout.strip() != "0":
+                stats.failures.append(f"{where}: {name} reports {r.stdout.strip()} problems")
+                problems += int(r.stdout.strip())
+    return problems
 
 
 def main():
@@ -622,66 +807,117 @@ def main():
     ap.add_argument("--readers", type=int, default=2)
     ap.add_argument("--writers", type=int, default=2)
     ap.add_argument("--seed", type=int, default=int(time.time()) % 100000)
+    ap.add_argument("--standby-host", help="the readers run on this hot standby of the server "
+                    "PGHOST/PGPORT name (which the writers and the maintenance session use)")
+    ap.add_argument("--standby-port", type=int)
+    ap.add_argument("--standby-delay", default="200ms",
+                    help="max_standby_streaming_delay set on the standby for the run")
+    ap.add_argument("--min-comparisons", type=int, default=0,
+                    help="read on past --seconds until this many comparisons are made "
+                    "(for at most --max-seconds); fewer fail the run")
+    ap.add_argument("--max-seconds", type=float, default=0)
     args = ap.parse_args()
 
-    print(f"differential stress: {args.seconds:.0f} s, seed {args.seed}", flush=True)
+    sdb = None
+    if args.standby_host or args.standby_port:
+        if not (args.standby_host and args.standby_port):
+            ap.error("--standby-host and --standby-port go together")
+        sdb = f"dbname={args.db} host={args.standby_host} port={args.standby_port}"
+    rdb = sdb or args.db
+    where = "the standby" if sdb else "the server"
+
+    print(f"differential stress: {args.seconds:.0f} s, seed {args.seed}"
+          f"{', readers on the standby ' + args.standby_host + ':' + str(args.standby_port) if sdb else ''}",
+          flush=True)
     setup(args.db)
     stats = Stats()
-    deadline = time.time() + args.seconds
-    threads = []
-    for i in range(args.readers):
-        threads.append(threading.Thread(target=reader, args=(args.db, deadline, args.seed + i, stats)))
-    for i in range(args.writers):
-        threads.append(threading.Thread(target=writer, args=(args.db, deadline, args.seed + 100 + i, stats)))
-    threads.append(threading.Thread(target=maintenance, args=(args.db, deadline, args.seed + 200, stats)))
-    threads.append(threading.Thread(target=kill_check, args=(args.db, deadline, args.seed + 300, stats)))
-    for th in threads:
+    if sdb:
+        print("on the standby: no UPDATE ... WHERE CURRENT OF rounds and no aborted-insert loops "
+              "(they write)", flush=True)
+        if not wait_for_replay(args.db, sdb):
+            print("the standby did not replay the setup within 120 s", file=sys.stderr)
+            return 1
+        r = psql(sdb, f"ALTER SYSTEM SET max_standby_streaming_delay = '{args.standby_delay}';\n"
+                 "SELECT pg_reload_conf();", check=False)
+        if r.returncode != 0:
+            print(f"could not set max_standby_streaming_delay: {r.stderr.strip()}", file=sys.stderr)
+            return 1
+    clock = Clock(args.seconds, args.min_comparisons, args.max_seconds)
+    readers = [threading.Thread(target=reader, args=(rdb, clock, args.seed + i, stats, bool(sdb)))
+               for i in range(args.readers)]
+    # the aborted-insert loops write: on the primary only
+    if not sdb:
+        readers.append(threading.Thread(target=kill_check, args=(args.db, clock, args.seed + 300, stats)))
+    others = [threading.Thread(target=writer, args=(args.db, clock, args.seed + 100 + i, stats, bool(sdb)))
+              for i in range(args.writers)]
+    others.append(threading.Thread(target=maintenance, args=(args.db, sdb, clock, args.seed + 200, stats)))
+    for th in readers + others:
         th.start()
-    for th in threads:
+    # progress once a minute (long runs)
+    next_report = clock.start + 60
+    while any(th.is_alive() for th in readers):
+        time.sleep(0.5)
+        if time.time() >= next_report:
+            next_report += 60
+            print(f"{time.time() - clock.start:.0f} s: {stats.comparisons()} comparisons"
+                  f"{f', {stats.cancels} cancelled by recovery conflicts' if sdb else ''}", flush=True)
+    clock.readers_done.set()
+    for th in others:
         th.join()
+    elapsed = time.time() - clock.start
 
-    # what pg_dio read must still be intact, and nothing left in flight
-    r = psql(args.db, "SELECT count(*) FROM pg_stat_aios WHERE source = 'pg_dio';")
-    inflight = int(r.stdout.strip())
-    # pg_dio writes no page (it only has core prune pages and mark index
-    # entries dead, as core's scans do): heap and indexes check clean after
-    # all that, every heap tuple with its live index entry
-    corrupt = 0
-    for t in TABLES:
-        r = psql(args.db, f"SELECT count(*) FROM verify_heapam('{t}');")
-        n = int(r.stdout.strip().splitlines()[0])
-        if n:
-            stats.failures.append(f"verify_heapam('{t}') reports {n} problems")
-        for idx in (f"{t}_id", f"{t}_grp_id"):
-            r = psql(args.db, f"SELECT bt_index_check('{idx}', true);", check=False)
-            if r.returncode != 0:
-                stats.failures.append(f"bt_index_check('{idx}'): {r.stderr.strip()}")
-                n += 1
-        corrupt += n
-    print(f"{stats.compares} comparisons, {stats.index_compares} index comparisons "
+    corrupt = check_server(args.db, stats, False, "the primary" if sdb else "the server")
+    if sdb:
+        # what the standby replayed must check clean as well, all of it
+        if wait_for_replay(args.db, sdb):
+            corrupt += check_server(sdb, stats, True, "the standby")
+        else:
+            stats.failures.append("the standby did not catch up within 120 s")
+        # as the standby was before the run (the settings of its files)
+        r = psql(sdb, "ALTER SYSTEM RESET max_standby_streaming_delay;\n"
+                 "ALTER SYSTEM RESET hot_standby_feedback;\nSELECT pg_reload_conf();", check=False)
+        if r.returncode != 0:
+            stats.failures.append(f"could not reset the standby's settings: {r.stderr.strip()}")
+    print(f"{stats.comparisons()} comparisons on {where} in {elapsed:.0f} s: "
+          f"{stats.compares} sequential ({stats.seq_direct} reading blocks directly), "
+          f"{stats.index_compares} index "
           f"({stats.index_prefetch} with PrefetchIndexScan/PrefetchIndexOnlyScan, "
           f"{stats.index_direct} of them reading heap blocks directly, "
           f"{stats.index_seq_compares} also against a plan without index scans), "
           f"{stats.cursor_compares} scrolling cursors, {stats.current_of_compares} WHERE CURRENT OF "
           f"({len(stats.current_of_retried)} differed once and agreed when run again), "
-          f"{stats.kill_compares} aborted-insert loops, "
-          f"{stats.writes} writes, {stats.maint} maintenance "
-          f"commands, {len(stats.failures)} failures, {inflight} reads left in flight, "
-          f"amcheck: {corrupt} problems")
+          f"{stats.kill_compares} aborted-insert loops; "
+          f"{stats.writes} writes, {stats.maint} maintenance commands{' on the primary' if sdb else ''}, "
+          f"{len(stats.failures)} failures, amcheck: {corrupt} problems")
+    if sdb:
+        print(f"on the standby: {stats.cancels} comparisons cancelled by recovery conflicts "
+              f"and run again, {stats.maint_cancels} maintenance and check commands likewise, "
+              f"{stats.gave_up} given up after {CONFLICT_RETRIES} cancels; "
+              f"{stats.standby_maint} maintenance commands, "
+              f"{stats.feedback_switches} hot_standby_feedback switches")
     for f in stats.failures[:5]:
         print(f, file=sys.stderr)
     for f in stats.current_of_retried[:5]:
         print(f"WHERE CURRENT OF differed once: {f}")
-    if stats.compares == 0:
-        print("no comparison ran", file=sys.stderr)
-        return 1
-    if stats.kill_compares == 0:
+    bad = False
+    if stats.compares == 0 or stats.index_compares == 0:
+        print("no sequential or no index comparison completed", file=sys.stderr)
+        bad = True
+    if not sdb and stats.kill_compares == 0:
         print("no aborted-insert loop was compared", file=sys.stderr)
-        return 1
+        bad = True
     if stats.index_prefetch == 0:
         print("no compared index query used PrefetchIndexScan/PrefetchIndexOnlyScan", file=sys.stderr)
-        return 1
-    return 1 if stats.failures or inflight else 0
+        bad = True
+    # a standby run proves something only if pg_dio read directly there
+    if sdb and (stats.seq_direct == 0 or stats.index_direct == 0):
+        print("on the standby no compared sequential scan or no compared index scan read "
+              "blocks directly", file=sys.stderr)
+        bad = True
+    if args.min_comparisons and stats.comparisons() < args.min_comparisons:
+        print(f"{stats.comparisons()} comparisons, fewer than {args.min_comparisons}", file=sys.stderr)
+        bad = True
+    return 1 if stats.failures or bad else 0
 
 
 if __name__ == "__main__":
