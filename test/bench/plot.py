@@ -8,6 +8,7 @@ Usage: plot.py RESULTS_DIR   (matplotlib from the project venv)"""
 import glob
 import json
 import os
+import itertools
 import re
 import statistics
 import sys
@@ -62,7 +63,10 @@ def seqscan_plot(path):
     configs.sort(key=lambda c: c.endswith("pg_dio"))
     fig, ax = plt.subplots(figsize=(10, 5.2))
     width = 0.8 / len(configs)
-    core_colors = iter(["tab:blue", "tab:green", "tab:red", "tab:purple", "tab:brown"])
+    # as many colours as configurations: a standby run has nine
+    core_colors = itertools.cycle(["tab:blue", "tab:green", "tab:red", "tab:purple", "tab:brown",
+                                   "tab:pink", "tab:gray", "tab:olive", "tab:cyan"])
+    dio_colors = itertools.cycle([PG_DIO, "saddlebrown"])
     for i, c in enumerate(configs):
         # a configuration not run for a query/workers pair (quick mode) is a gap
         nan = float("nan")
@@ -70,7 +74,7 @@ def seqscan_plot(path):
         med = [statistics.median(g) if g else nan for g in runs]
         lo = [m - min(g) if g else 0 for g, m in zip(runs, med)]
         hi = [max(g) - m if g else 0 for g, m in zip(runs, med)]
-        color = PG_DIO if c.endswith("pg_dio") else next(core_colors)
+        color = next(dio_colors) if c.endswith("pg_dio") else next(core_colors)
         ax.bar([j + i * width for j in range(len(keys))], med, width, yerr=[lo, hi],
                label=SEQ_NAMES.get(c, c), color=color, capsize=2)
     # the same figure as the report's: every fio run of the experiment (at the
