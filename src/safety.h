@@ -5,7 +5,8 @@
  *	  image of a block (safety.c; the argument is docs/design.md): the block
  *	  is not in shared buffers, and the image passes verification and is
  *	  all-visible (and, for a snapshot taken during recovery, is no newer
- *	  than the replay position read before the block's visibility-map bit).  Also the shared setting pg_dio.os_cache_check.
+ *	  than the replay position read before the block's visibility-map bit).
+ *	  Also the shared setting pg_dio.os_cache_check.
  *
  * Copyright (c) 2026, pg_dio developers
  *
