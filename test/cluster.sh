@@ -56,10 +56,21 @@ free_port() {
 	python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# port_of DATADIR: the port a cluster's configuration gives it
+port_of() {
+	sed -n 's/^port = \([0-9]*\).*/\1/p' "$1/postgresql.auto.conf" "$1/pg_dio.conf" 2>/dev/null | tail -n 1
+}
+
 print_env() {
-	local port
-	port=$(sed -n 's/^port = \([0-9]*\).*/\1/p' "$DATA/postgresql.auto.conf" "$DATA/pg_dio.conf" 2>/dev/null | tail -n 1)
-	echo "export PATH=$BINDIR:\$PATH PGHOST=$SOCK PGPORT=$port PGUSER=$PG_DIO_DB_USER PGDATABASE=postgres"
+	echo "export PATH=$BINDIR:\$PATH PGHOST=$SOCK PGPORT=$(port_of "$DATA") PGUSER=$PG_DIO_DB_USER PGDATABASE=postgres"
+}
+
+# an empty cluster directory, the server's own, with a private socket directory
+new_cluster_dir() {
+	rm -rf "$DIR"
+	mkdir -p "$DIR" "$SOCK"
+	is_root && chown -R "$PG_DIO_OS_USER" "$DIR"
+	chmod 700 "$SOCK"
 }
 
 # a data directory serves the major version that made it
@@ -71,10 +82,7 @@ fi
 case "$cmd" in
 start)
 	if [ ! -f "$DATA/PG_VERSION" ]; then
-		rm -rf "$DIR"
-		mkdir -p "$DIR" "$SOCK"
-		is_root && chown -R "$PG_DIO_OS_USER" "$DIR"
-		chmod 700 "$SOCK"
+		new_cluster_dir
 		plain=${PG_DIO_CLUSTER_PLAIN:-0}
 		as_server "$BINDIR/initdb" -D "$DATA" -U "$PG_DIO_DB_USER" --auth=trust \
 			--encoding=UTF8 --locale=C --no-instructions \
@@ -119,12 +127,9 @@ standby)
 	# need WAL the primary no longer has.
 	PDIR="$WORK/.tmp/clusters/$primary"
 	[ -f "$PDIR/data/postmaster.pid" ] || die "cluster $primary is not running"
-	pport=$(sed -n 's/^port = \([0-9]*\).*/\1/p' "$PDIR/data/pg_dio.conf" | tail -n 1)
-	"$0" destroy "$name"
-	mkdir -p "$DIR" "$SOCK"
-	is_root && chown -R "$PG_DIO_OS_USER" "$DIR"
-	chmod 700 "$SOCK"
-	as_server "$BINDIR/pg_basebackup" -h "$PDIR/sock" -p "$pport" -U "$PG_DIO_DB_USER" \
+	"$0" stop "$name"
+	new_cluster_dir
+	as_server "$BINDIR/pg_basebackup" -h "$PDIR/sock" -p "$(port_of "$PDIR/data")" -U "$PG_DIO_DB_USER" \
 		-D "$DATA" -R -X stream -c fast >"$DIR/basebackup.log" 2>&1 ||
 		{ cat "$DIR/basebackup.log" >&2; die "pg_basebackup of $primary failed"; }
 	{
@@ -135,10 +140,7 @@ standby)
 		for kv in "$@"; do echo "$kv"; done
 	} | as_server tee -a "$DATA/pg_dio.conf" >/dev/null
 	[ -f "$PDIR/plain" ] && touch "$DIR/plain"
-	[ -f "$DIR/plain" ] || ulimit -l unlimited 2>/dev/null || true
-	as_server "$BINDIR/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 start >/dev/null ||
-		{ tail -n 30 "$DIR/server.log" >&2; die "standby $name did not start"; }
-	print_env
+	exec "$0" start "$name"
 	;;
 stop)
 	if [ -f "$DATA/postmaster.pid" ]; then

@@ -163,6 +163,23 @@ def has_node(plan, node):
     return any(node in l for l in plan)
 
 
+def backend_stat(s, column):
+    """A counter of pg_dio_backend_stats for the session's own backend."""
+    return int(s.query(f"SELECT {column} FROM pg_dio_backend_stats(pg_backend_pid());")[0])
+
+
+def open_slow_cursor(s, table, select):
+    """Begin a REPEATABLE READ transaction with 'table' evicted and a NO
+    SCROLL cursor c over 'select', read in 8 kB reads, four in flight (a
+    FETCH reads only a little ahead); return the table's blocks."""
+    s.query(SEQ_SETTINGS + "SET pg_dio.io_size = '8kB'; SET pg_dio.queue_depth = 4;")
+    nblocks = int(s.query(f"SELECT pg_relation_size('{table}') / 8192;")[0])
+    s.query("BEGIN ISOLATION LEVEL REPEATABLE READ;")
+    s.query(f"SELECT pg_dio_evict('{table}') \\g /dev/null")
+    s.query(f"DECLARE c NO SCROLL CURSOR FOR {select};")
+    return nblocks
+
+
 class Run:
     def __init__(self):
         self.failed = []
@@ -244,9 +261,9 @@ def case_index(standby):
             if "index_direct_read" in settings and heap_direct_blocks(plan) == 0:
                 raise Failure(f"{mode}: no heap block read directly:\n" + "\n".join(plan))
             s.query("SELECT pg_dio_evict('rt') \\g /dev/null")
-            before = int(s.query("SELECT blocks_direct FROM pg_dio_backend_stats(pg_backend_pid());")[0])
+            before = backend_stat(s, "blocks_direct")
             got = s.query(f"{check};")
-            after = int(s.query("SELECT blocks_direct FROM pg_dio_backend_stats(pg_backend_pid());")[0])
+            after = backend_stat(s, "blocks_direct")
             # the compared run itself read directly in that mode, and only there
             if ("index_direct_read" in settings) != (after > before):
                 raise Failure(f"{mode}: the compared run read {after - before} blocks directly")
@@ -333,14 +350,9 @@ VACUUM lsn_t;""")
     wait_replayed(primary, standby)
     s = standby.session()
     try:
-        # small reads, few in flight: the first FETCH reads only a little ahead
-        s.query(SEQ_SETTINGS + "SET pg_dio.io_size = '8kB'; SET pg_dio.queue_depth = 4;")
-        nblocks = int(s.query("SELECT pg_relation_size('lsn_t') / 8192;")[0])
-        s.query("BEGIN ISOLATION LEVEL REPEATABLE READ;")
-        s.query("SELECT pg_dio_evict('lsn_t') \\g /dev/null")
-        v0 = int(s.query("SELECT fallback_verify FROM pg_dio_backend_stats(pg_backend_pid());")[0])
-        d0 = int(s.query("SELECT blocks_direct FROM pg_dio_backend_stats(pg_backend_pid());")[0])
-        s.query("DECLARE c NO SCROLL CURSOR FOR SELECT id, pad FROM lsn_t;")
+        nblocks = open_slow_cursor(s, "lsn_t", "SELECT id, pad FROM lsn_t")
+        v0 = backend_stat(s, "fallback_verify")
+        d0 = backend_stat(s, "blocks_direct")
         plan = s.query("EXPLAIN (COSTS OFF) SELECT id, pad FROM lsn_t;")
         if not has_node(plan, "DirectSeqScan"):
             raise Failure("not a DirectSeqScan:\n" + "\n".join(plan))
@@ -358,7 +370,7 @@ VACUUM lsn_t;""")
         standby.psql("CHECKPOINT;")
         s.query("SELECT pg_dio_evict('lsn_t') \\g /dev/null")
         rows += s.query("FETCH ALL FROM c;")
-        v1 = int(s.query("SELECT fallback_verify FROM pg_dio_backend_stats(pg_backend_pid());")[0])
+        v1 = backend_stat(s, "fallback_verify")
         s.query("CLOSE c; SET pg_dio.enable_direct_scan = off;")
         want = s.query("SELECT id, pad FROM lsn_t;")
         s.query("COMMIT;")
@@ -487,13 +499,9 @@ def case_promote(standby):
     s = standby.session()
     other = standby.session()
     try:
-        s.query(SEQ_SETTINGS + "SET pg_dio.io_size = '8kB'; SET pg_dio.queue_depth = 4;")
-        nblocks = int(s.query("SELECT pg_relation_size('pr_t') / 8192;")[0])
-        s.query("BEGIN ISOLATION LEVEL REPEATABLE READ;")
-        s.query("SELECT pg_dio_evict('pr_t') \\g /dev/null")
-        s.query("DECLARE c NO SCROLL CURSOR FOR SELECT * FROM pr_t;")
+        nblocks = open_slow_cursor(s, "pr_t", "SELECT * FROM pr_t")
         rows = s.query("FETCH 1000 FROM c;")
-        v0 = int(s.query("SELECT fallback_verify FROM pg_dio_backend_stats(pg_backend_pid());")[0])
+        v0 = backend_stat(s, "fallback_verify")
         if other.query("SELECT pg_promote(true, 30);") != ["t"]:
             raise Failure("pg_promote() failed")
         if other.query("SELECT pg_is_in_recovery();") != ["f"]:
@@ -506,7 +514,7 @@ def case_promote(standby):
             rows += s.query("FETCH ALL FROM c;")
         except RuntimeError as e:
             raise Failure(f"the scan failed after the promotion: {e}")
-        v1 = int(s.query("SELECT fallback_verify FROM pg_dio_backend_stats(pg_backend_pid());")[0])
+        v1 = backend_stat(s, "fallback_verify")
         s.query("CLOSE c; SET LOCAL pg_dio.enable_direct_scan = off;")
         want = s.query("SELECT * FROM pr_t;")
         s.query("COMMIT;")

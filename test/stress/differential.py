@@ -736,12 +736,7 @@ def maintenance(db, sdb, clock, seed, stats):
                               f"SELECT pg_dio_evict('{t}');",
                               f"SELECT pg_dio_evict('{t}');"])
             r = psql_retrying(sdb, sql, stats, True, "maint_cancels")
-            if r is not None and r.returncode != 0:
-                with stats.lock:
-                    stats.failures.append(f"maintenance on the standby failed: {r.stderr.strip()}\n{sql}")
-                return
-            with stats.lock:
-                stats.standby_maint += 1
+            where, counter = "maintenance on the standby", "standby_maint"
         else:
             # with a standby VACUUM more often: the visibility-map bits its
             # records set are what the standby's direct reads rest on, and
@@ -751,12 +746,14 @@ def maintenance(db, sdb, clock, seed, stats):
                               f"SELECT pg_buffercache_evict_relation('{t}');",
                               f"SELECT pg_dio_evict('{t}');"])		# also from the OS cache
             r = psql(db, sql, check=False)
-            if r.returncode != 0:
-                with stats.lock:
-                    stats.failures.append(f"maintenance failed: {r.stderr.strip()}\n{sql}")
-                return
+            where, counter = "maintenance", "maint"
+        # (r is None: a standby command given up after repeated cancels)
+        if r is not None and r.returncode != 0:
             with stats.lock:
-                stats.maint += 1
+                stats.failures.append(f"{where} failed: {r.stderr.strip()}\n{sql}")
+            return
+        with stats.lock:
+            setattr(stats, counter, getattr(stats, counter) + 1)
         time.sleep(rng.uniform(0.05, 0.3))
 
 
