@@ -90,7 +90,8 @@ def configs(mode):
                                 "Bitmap Heap Scan"),
         "sync/prefetch-16": ("sync", {**PREFETCH, "effective_io_concurrency": "16"},
                              "PrefetchIndexScan"),
-        # without combining neighbouring blocks into one advice (session 15)
+        # without combining neighbouring blocks into one advice: what
+        # combining gains under sync, where advice is the only read-ahead
         "sync/prefetch-nocombine-16": ("sync", {**PREFETCH, "effective_io_concurrency": "16",
                                                 "pg_dio.index_prefetch_combine": "off"},
                                        "PrefetchIndexScan"),
@@ -255,8 +256,8 @@ def cached_pairs(core, pf, query, pairs, warm=None, before=""):
     the first `warm` pairs (CACHED_WARM) warm up: [{name: seconds}] per later
     pair; `before` runs ahead of every run.
     Seconds are EXPLAIN ANALYZE's execution time without per-node timing.
-    One session: a new backend per run made single pairs swing 0.7-1.4x
-    (session 7)."""
+    One session for all runs: a new backend's start-up (its catalog caches,
+    its ring) would be timed with its first query."""
     warm = CACHED_WARM if warm is None else warm
     explain = f"EXPLAIN (ANALYZE, TIMING OFF, SUMMARY ON) {query};\n"
     script, names = "", []

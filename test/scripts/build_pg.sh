@@ -9,7 +9,7 @@
 # for 18 without it, the current 18.x of Debian's postgresql-18 source
 # package (unstable).  The cache: PG_DIO_PG_CACHE, default /var/cache/pg_dio as root, else
 # ~/.cache/pg_dio.  The build tree is kept: PostgreSQL's own regression and
-# isolation suites run from it (test/pg_regress_suite.sh).
+# isolation suites run from it (test/core_regress.sh).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -81,6 +81,11 @@ srcdir=$(find "$DIR" -mindepth 1 -maxdepth 1 -type d | head -n 1)
 mv "$srcdir" "$DIR/src"
 log="$DIR/build.log"
 (
+	# run from make (make test PG=..., the $(shell) that finds PG_CONFIG), the
+	# inherited MAKELEVEL > 0 would make PostgreSQL's build skip its
+	# generated headers (submake-generated-headers runs at level 0 only),
+	# and MAKEFLAGS would pass the caller's flags and jobserver on
+	unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES GNUMAKEFLAGS
 	cd "$DIR/src"
 	# shellcheck disable=SC2086
 	./configure --prefix="$DIR/install" $FLAGS

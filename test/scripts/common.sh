@@ -14,10 +14,13 @@ note() { echo "pg_dio: $*" >&2; }
 
 is_root() { [ "$(id -u)" = 0 ]; }
 
-# Work directory for the venv and clusters: the checkout, unless we are root and
-# the unprivileged server account cannot reach it (e.g. a clone under /root).
+# Work directory for the venv, pgTAP and clusters: PG_DIO_WORKDIR, else the
+# checkout, unless we are root and the unprivileged server account cannot
+# reach it (e.g. a clone under /root).
 pg_dio_workdir() {
-	if is_root && ! runuser -u "$PG_DIO_OS_USER" -- test -x "$PG_DIO_ROOT" 2>/dev/null; then
+	if [ -n "${PG_DIO_WORKDIR:-}" ]; then
+		echo "$PG_DIO_WORKDIR"
+	elif is_root && ! runuser -u "$PG_DIO_OS_USER" -- test -x "$PG_DIO_ROOT" 2>/dev/null; then
 		local h
 		h=$(printf '%s' "$PG_DIO_ROOT" | md5sum | cut -c1-12)
 		echo "/var/tmp/pg_dio-$h"
