@@ -21,6 +21,12 @@
  *	- below a merge join's inner side that marks and restores (through
  *	  Result nodes, which pass marks down).
  *
+ * Other extensions' plan nodes are theirs: the walk enters core's nodes, and
+ * of the custom nodes only those known to run their children as generic plan
+ * nodes (dio_generic_custom_nodes).  Any other custom node keeps its subtree
+ * as planned, since it may require a child of a given type (TimescaleDB's
+ * SkipScan requires an IndexScan or IndexOnlyScan below it).
+ *
  * Copyright (c) 2026, pg_dio developers
  *
  * IDENTIFICATION
@@ -31,6 +37,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "nodes/extensible.h"
 #include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
 #include "optimizer/planner.h"
@@ -48,7 +55,26 @@ typedef struct DioSubst
 	bool		plain;			/* a SELECT without row marks or modifying CTEs */
 } DioSubst;
 
+/*
+ * Custom nodes of other extensions whose custom_plans are run through
+ * ExecProcNode and looked at only as Scans (scanrelid, which pg_dio's nodes
+ * keep), each tested with its extension (test/extensions/).
+ */
+static const char *const dio_generic_custom_nodes[] = {
+	"ChunkAppend",				/* TimescaleDB */
+	"ConstraintAwareAppend",	/* TimescaleDB */
+};
+
 static Plan *dio_subst_walk(DioSubst *cx, Plan *plan, bool need_mark);
+
+static bool
+dio_generic_custom_node(const CustomScan *cscan)
+{
+	for (size_t i = 0; i < lengthof(dio_generic_custom_nodes); i++)
+		if (strcmp(cscan->methods->CustomName, dio_generic_custom_nodes[i]) == 0)
+			return true;
+	return false;
+}
 
 static List *
 dio_subst_list(DioSubst *cx, List *plans)
@@ -108,7 +134,8 @@ dio_subst_walk(DioSubst *cx, Plan *plan, bool need_mark)
 				dio_subst_walk(cx, ((SubqueryScan *) plan)->subplan, false);
 			break;
 		case T_CustomScan:
-			dio_subst_list(cx, ((CustomScan *) plan)->custom_plans);
+			if (dio_generic_custom_node((CustomScan *) plan))
+				dio_subst_list(cx, ((CustomScan *) plan)->custom_plans);
 			break;
 		default:
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, false);

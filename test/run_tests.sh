@@ -16,7 +16,7 @@ REGRESS=("$@")
 ISOLATION=($(cd "$PG_DIO_ROOT/test/isolation/specs" && ls *.spec | sed 's/\.spec$//'))
 
 cleanup() {
-	for c in "$CLUSTER" nopreload plain; do
+	for c in "$CLUSTER" nopreload custom plain; do
 		"$PG_DIO_ROOT/test/cluster.sh" stop "$c" >/dev/null 2>&1
 	done
 }
@@ -155,6 +155,22 @@ run_suite nopreload bash -c 'eval "$1"; shift; exec "$@"' _ "$nopreload_env" \
 	"$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" --inputdir="$PG_DIO_ROOT" \
 	--outputdir="$OUT/nopreload" --dbname=contrib_regression nopreload
 "$PG_DIO_ROOT/test/cluster.sh" destroy nopreload >/dev/null 2>&1
+
+# --- beside another extension's custom node that pg_dio does not know -------
+# (test/modules/dio_test_custom, preloaded before pg_dio)
+echo "== pg_regress beside a custom node pg_dio does not know: custom_nodes"
+if make -s -C "$PG_DIO_ROOT/test/modules/dio_test_custom" PG_CONFIG="$PGC" install >"$OUT/custom_nodes_build.log" 2>&1; then
+	"$PG_DIO_ROOT/test/cluster.sh" destroy custom >/dev/null 2>&1
+	custom_env=$("$PG_DIO_ROOT/test/cluster.sh" start custom "shared_preload_libraries = 'dio_test_custom,pg_dio'")
+	run_suite custom_nodes bash -c 'eval "$1"; shift; exec "$@"' _ "$custom_env" \
+		"$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" --inputdir="$PG_DIO_ROOT" \
+		--outputdir="$OUT/custom_nodes" --dbname=contrib_regression custom_nodes
+	"$PG_DIO_ROOT/test/cluster.sh" destroy custom >/dev/null 2>&1
+else
+	cat "$OUT/custom_nodes_build.log"
+	failed=$((failed + 1))
+	failed_suites+=(custom_nodes)
+fi
 
 # --- pg_stat_aios under a translated lc_messages (test/aios_lang.sh) --------
 # needs PostgreSQL built with NLS: skipped, saying why, with the PyPI wheel,

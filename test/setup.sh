@@ -20,7 +20,11 @@ fi
 WORK=$(pg_dio_workdir)
 mkdir -p "$WORK/.tmp"
 if [ "$WORK" != "$PG_DIO_ROOT" ]; then
-	note "$PG_DIO_ROOT is not reachable by $PG_DIO_OS_USER; using $WORK for PostgreSQL and clusters"
+	if [ -n "${PG_DIO_WORKDIR:-}" ]; then
+		note "using $WORK (PG_DIO_WORKDIR) for PostgreSQL and clusters"
+	else
+		note "$PG_DIO_ROOT is not reachable by $PG_DIO_OS_USER; using $WORK for PostgreSQL and clusters"
+	fi
 	chmod 755 "$WORK"
 fi
 
