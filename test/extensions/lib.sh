@@ -3,8 +3,8 @@
 # Debian source package, build it with PGXS into a cache, run a pg_regress
 # suite with pg_dio's scans off and then forced on against a throwaway
 # cluster, and compare the two runs (test/core_regress/normalize.py, with
-# test/extensions/allowed.txt).  Source it after setting nothing; a suite
-# script then calls ext_init, its steps, and ext_summary last.
+# test/extensions/allowed.txt).  A suite script sources it,
+# calls ext_init first, its steps, and ext_summary last.
 #
 # Each comparison counts as one test: EXT_PASSED, EXT_FAILED.
 
@@ -243,7 +243,7 @@ ext_regress_off_on() {
 		mkdir -p "$out/$mode"
 		is_root && chown "$PG_DIO_OS_USER" "$out/$mode"
 		if [ $mode = off ]; then PGOPTIONS=$EXT_OFF; else PGOPTIONS=$EXT_ON; fi
-		(cd "$dir" && PGOPTIONS=$PGOPTIONS ext_as_server "$PG_REGRESS" --inputdir=. --bindir="$BINDIR" \
+		(cd "$dir" && PGOPTIONS=$PGOPTIONS ext_as_server "$PG_REGRESS" --inputdir="$dir" --bindir="$BINDIR" \
 			--dbname=contrib_regression "${opts[@]}" --outputdir="$out/$mode" "${tests[@]}") \
 			>"$out/$mode/log" 2>&1
 		n=$(grep -cE '^(not )?ok ' "$out/$mode/log")
