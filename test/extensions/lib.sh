@@ -1,0 +1,267 @@
+# shellcheck shell=bash
+# Shared helpers of the extension suites (test/extensions/*.sh): fetch a
+# Debian source package, build it with PGXS into a cache, run a pg_regress
+# suite with pg_dio's scans off and then forced on against a throwaway
+# cluster, and compare the two runs (test/core_regress/normalize.py, with
+# test/extensions/allowed.txt).  A suite script sources it,
+# calls ext_init first, its steps, and ext_summary last.
+#
+# Each comparison counts as one test: EXT_PASSED, EXT_FAILED.
+
+. "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
+
+EXT_DIR=$PG_DIO_ROOT/test/extensions
+EXT_ALLOWED=$EXT_DIR/allowed.txt
+EXT_NORMALIZE=$PG_DIO_ROOT/test/core_regress/normalize.py
+EXT_OFF="-c pg_dio.enable_direct_scan=off -c pg_dio.enable_index_prefetch=off"
+EXT_ON="-c pg_dio.enable_direct_scan=on -c pg_dio.direct_scan_threshold=0 -c pg_dio.enable_index_prefetch=on"
+EXT_PASSED=0
+EXT_FAILED=0
+EXT_CLUSTERS=()
+
+# ext_pass MSG / ext_fail MSG: count one comparison and print "ok:" / "not ok:"
+ext_pass() { EXT_PASSED=$((EXT_PASSED + 1)); echo "ok: $*"; }
+ext_fail() { EXT_FAILED=$((EXT_FAILED + 1)); echo "not ok: $*"; }
+
+# ext_cache_root: the cache of build_pg.sh (PG_DIO_PG_CACHE, /var/cache/pg_dio as root, else ~/.cache/pg_dio)
+ext_cache_root() {
+	local c
+	if is_root; then c=${PG_DIO_PG_CACHE:-/var/cache/pg_dio}; else c=${PG_DIO_PG_CACHE:-$HOME/.cache/pg_dio}; fi
+	mkdir -p "$c" && echo "$c"
+}
+
+# ext_server_account: as root, create the unprivileged account $PG_DIO_OS_USER that runs the clusters (as test/setup.sh does)
+ext_server_account() {
+	if is_root && ! id "$PG_DIO_OS_USER" >/dev/null 2>&1; then
+		note "creating the unprivileged account $PG_DIO_OS_USER that runs test clusters"
+		useradd --system --no-create-home --shell /usr/sbin/nologin "$PG_DIO_OS_USER" || die "useradd failed"
+	fi
+}
+
+# ext_init: set PGC, BINDIR, PG_REGRESS, WORK, IO_METHOD; build PostgreSQL 18 (cached) unless PG_CONFIG is set, install pg_dio into it, make the server account
+ext_init() {
+	if [ -z "${PG_CONFIG:-}" ]; then
+		PG_CONFIG=$("$PG_DIO_ROOT/test/scripts/build_pg.sh" "${PG:-18}") || die "PostgreSQL did not build"
+	fi
+	export PG_CONFIG
+	PGC=$PG_CONFIG
+	BINDIR=$("$PGC" --bindir)
+	PG_REGRESS=$(dirname "$("$PGC" --pgxs)")/../test/regress/pg_regress
+	[ -x "$PG_REGRESS" ] || die "no pg_regress at $PG_REGRESS"
+	IO_METHOD=${PG_DIO_IO_METHOD:-worker}
+	ext_server_account
+	WORK=$(pg_dio_workdir)
+	mkdir -p "$WORK/.tmp"
+	[ "$WORK" = "$PG_DIO_ROOT" ] || chmod 755 "$WORK"
+	make -s -C "$PG_DIO_ROOT" PG_CONFIG="$PGC" install >/dev/null || die "pg_dio did not build against $PGC"
+	trap ext_stop_clusters EXIT
+	trap 'exit 130' INT TERM
+}
+
+# ext_apt_install PKG...: install the Debian packages that are missing (as root; otherwise die with the apt-get line)
+ext_apt_install() {
+	local need=() p
+	for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
+	[ ${#need[@]} -eq 0 ] && return 0
+	is_root || die "missing Debian packages; run: sudo apt-get install -y ${need[*]}"
+	note "installing Debian packages: ${need[*]}"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null ||
+		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; }
+}
+
+# ext_debian_source PKG: print the .dsc of Debian's source package PKG: the newest PKG_*.dsc in PG_DIO_EXT_SRC (default ../shared/ext-src beside the checkout), else unstable's, fetched with an apt configuration of our own (as build_pg.sh fetches postgresql-18)
+ext_debian_source() {
+	local pkg=$1 local_src d apt v dsc
+	local_src=${PG_DIO_EXT_SRC:-$(cd "$PG_DIO_ROOT/.." && pwd)/shared/ext-src}
+	dsc=$(ls -t "$local_src/${pkg}"_*.dsc 2>/dev/null | head -n 1)
+	if [ -n "$dsc" ]; then
+		echo "$dsc"
+		return 0
+	fi
+	d="$(ext_cache_root)/ext-debian-src"
+	mkdir -p "$d/lists/partial" "$d/cache" "$d/$pkg"
+	printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: unstable\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+		>"$d/unstable.sources"
+	apt=(-o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$d" -o Dir::State::Lists="$d/lists"
+		-o Dir::Cache="$d/cache")
+	# the lists at most once an hour; offline, the lists at hand
+	if [ -z "$(find "$d/lists" -maxdepth 1 -name '*Sources*' -mmin -60 2>/dev/null)" ]; then
+		apt-get -q "${apt[@]}" update >"$d/update.log" 2>&1 ||
+			note "apt-get update of Debian's source lists failed (see $d/update.log); using the lists at hand"
+	fi
+	v=$(apt-cache "${apt[@]}" showsrc "$pkg" 2>/dev/null | sed -n 's/^Version: //p' | head -n 1)
+	[ -n "$v" ] || { note "Debian unstable lists no source package $pkg"; return 1; }
+	dsc="$d/$pkg/${pkg}_${v#*:}.dsc"
+	# apt-get source skips the files it has with the right checksums
+	if [ -f "$dsc.ok" ] ||
+		{ (cd "$d/$pkg" && apt-get -q "${apt[@]}" source --download-only "$pkg=$v") >"$d/$pkg/fetch.log" 2>&1 &&
+			[ -f "$dsc" ] && touch "$dsc.ok"; }; then
+		echo "$dsc"
+		return 0
+	fi
+	note "$pkg $v: not fetched: $(grep -m1 -A1 -E '^(Err|E):' "$d/$pkg/fetch.log" | tr -s ' \n' ' ')(log: $d/$pkg/fetch.log)"
+	return 1
+}
+
+# ext_pg_key: what identifies the PostgreSQL build (pg_config's path, version and configure flags)
+ext_pg_key() {
+	{ echo "$PGC"; "$PGC" --version; "$PGC" --configure; } | sha256sum | cut -c1-16
+}
+
+# ext_cache_dir NAME [KEY...]: the cache directory of NAME's build for this PostgreSQL build and KEYs (e.g. a source's checksum)
+ext_cache_dir() {
+	local name=$1
+	shift
+	echo "$(ext_cache_root)/ext/$name-$({ ext_pg_key; printf '%s\n' "$@"; } | sha256sum | cut -c1-16)"
+}
+
+# ext_build NAME DSC [MAKE_ARG...]: unpack a Debian source package into its cache directory, build it with PGXS (once) and install it into PostgreSQL (each time; a no-op when installed); print the source tree
+ext_build() {
+	local name=$1 dsc=$2 dir src log
+	shift 2
+	dir=$(ext_cache_dir "$name" "$(sha256sum "$dsc" | cut -c1-64)" "$@")
+	src="$dir/src"
+	log="$dir/build.log"
+	if [ ! -f "$dir/.complete" ]; then
+		ext_apt_install dpkg-dev build-essential
+		note "building $name from $(basename "$dsc") into $dir"
+		rm -rf "$dir"
+		mkdir -p "$dir"
+		dpkg-source -x "$dsc" "$src" >"$log" 2>&1 || { cat "$log" >&2; die "could not unpack $dsc"; }
+		(
+			unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES GNUMAKEFLAGS
+			make -C "$src" -j2 USE_PGXS=1 PG_CONFIG="$PGC" "$@"
+		) >>"$log" 2>&1 || { tail -n 30 "$log" >&2; die "$name did not build (log: $log)"; }
+		# the server account reads the suite's files
+		chmod -R a+rX "$dir"
+		touch "$dir/.complete"
+	fi
+	(
+		unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES GNUMAKEFLAGS
+		make -C "$src" USE_PGXS=1 PG_CONFIG="$PGC" "$@" install
+	) >"$dir/install.log" 2>&1 || { tail -n 30 "$dir/install.log" >&2; die "$name did not install (log: $dir/install.log)"; }
+	echo "$src"
+}
+
+# ext_make_var DIR VAR [MAKE_ARG...]: the value of make variable VAR of DIR's Makefile, read with PGXS (USE_PGXS= reads a contrib module in its build tree)
+ext_make_var() {
+	local dir=$1 var=$2
+	shift 2
+	(
+		unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES GNUMAKEFLAGS
+		cd "$dir" && printf 'ext-print-var:\n\t@echo $(%s)\n' "$var" |
+			make -s --no-print-directory -f Makefile -f - USE_PGXS=1 PG_CONFIG="$PGC" "$@" ext-print-var
+	)
+}
+
+# ext_temp_config DIR OPTS...: the settings of the --temp-config files among pg_regress options OPTS (relative to DIR), one a line, pg_dio added to shared_preload_libraries; installcheck ignores them, so the cluster must have them
+ext_temp_config() {
+	local dir=$1 o f next=0
+	shift
+	for o in "$@"; do
+		f=
+		if [ "$next" = 1 ]; then f=$o; next=0
+		elif [ "$o" = --temp-config ]; then next=1
+		else case "$o" in --temp-config=*) f=${o#--temp-config=} ;; esac
+		fi
+		[ -n "$f" ] || continue
+		case "$f" in /*) ;; *) f="$dir/$f" ;; esac
+		[ -f "$f" ] || die "no temp config $f"
+		# pg_dio stays preloaded beside what the file preloads
+		grep -vE '^\s*(#|$)' "$f" |
+			sed -E "s/^\s*shared_preload_libraries\s*=\s*'([^']*)'/shared_preload_libraries = 'pg_dio,\1'/"
+	done
+}
+
+# ext_cluster_start NAME SETTING...: a new throwaway cluster (test/cluster.sh, pg_dio preloaded, SETTINGs added), stopped on exit; sets PGHOST, PGPORT, PGUSER
+ext_cluster_start() {
+	local name=$1
+	shift
+	"$PG_DIO_ROOT/test/cluster.sh" destroy "$name" >/dev/null 2>&1
+	EXT_CLUSTERS+=("$name")
+	eval "$("$PG_DIO_ROOT/test/cluster.sh" start "$name" "io_method = $IO_METHOD" "$@")" ||
+		die "could not start cluster $name"
+	export PGHOST PGPORT PGUSER
+}
+
+# ext_cluster_log NAME: the server log of cluster NAME
+ext_cluster_log() { echo "$WORK/.tmp/clusters/$1/server.log"; }
+
+# ext_stop_clusters: stop every cluster ext_cluster_start started (the EXIT trap)
+ext_stop_clusters() {
+	local c
+	for c in "${EXT_CLUSTERS[@]}"; do "$PG_DIO_ROOT/test/cluster.sh" stop "$c" >/dev/null 2>&1; done
+}
+
+# ext_check_crash NAME: fail if cluster NAME's server log shows a crash
+ext_check_crash() {
+	if grep -E "terminated by signal|PANIC" "$(ext_cluster_log "$1")"; then
+		ext_fail "$1: the server log shows a crash"
+	fi
+}
+
+# ext_as_server CMD...: run CMD as the server's account (as root) with the cluster's connection settings and PGOPTIONS
+ext_as_server() {
+	if is_root; then
+		runuser -u "$PG_DIO_OS_USER" -- env PATH="$BINDIR:$PATH" PGHOST="$PGHOST" PGPORT="$PGPORT" \
+			PGUSER="$PGUSER" PGOPTIONS="${PGOPTIONS:-}" "$@"
+	else
+		env PATH="$BINDIR:$PATH" "$@"
+	fi
+}
+
+# ext_outdir NAME: an empty output directory for NAME's runs, writable by the server's account
+ext_outdir() {
+	local d="$WORK/.tmp/ext-regress/$1"
+	rm -rf "$d"
+	mkdir -p "$d"
+	is_root && chown "$PG_DIO_OS_USER" "$d"
+	echo "$d"
+}
+
+# ext_regress_off_on NAME DIR [OPTION...] TEST...: run pg_regress (from DIR, options as in the Makefile's REGRESS_OPTS, --inputdir DIR unless an option sets it) with pg_dio's scans off, then forced on, against the running cluster, and compare the results: one test
+ext_regress_off_on() {
+	local name=$1 dir=$2 out mode opts=() tests=() a n arg=
+	shift 2
+	for a in "$@"; do
+		if [ -n "$arg" ]; then
+			opts+=("$arg=$a")
+			arg=
+			continue
+		fi
+		case "$a" in
+		# pg_regress's options that take a value, written "--option value"
+		--bindir | --dbname | --dlpath | --encoding | --expecteddir | --host | --inputdir | --launcher | \
+			--load-extension | --max-connections | --max-concurrent-tests | --outputdir | --port | \
+			--schedule | --temp-instance | --temp-config | --user) arg=$a ;;
+		--*) opts+=("$a") ;;
+		*) tests+=("$a") ;;
+		esac
+	done
+	out=$(ext_outdir "$name")
+	for mode in off on; do
+		mkdir -p "$out/$mode"
+		is_root && chown "$PG_DIO_OS_USER" "$out/$mode"
+		if [ $mode = off ]; then PGOPTIONS=$EXT_OFF; else PGOPTIONS=$EXT_ON; fi
+		(cd "$dir" && PGOPTIONS=$PGOPTIONS ext_as_server "$PG_REGRESS" --inputdir="$dir" --bindir="$BINDIR" \
+			--dbname=contrib_regression "${opts[@]}" --outputdir="$out/$mode" "${tests[@]}") \
+			>"$out/$mode/log" 2>&1
+		n=$(grep -cE '^(not )?ok ' "$out/$mode/log")
+		echo "$name $mode: $(grep -cE '^ok ' "$out/$mode/log") of $n tests match their expected output"
+		[ "$n" = "${#tests[@]}" ] || { sed -n '1,30p' "$out/$mode/log"; ext_fail "$name $mode: pg_regress ran $n of ${#tests[@]} tests"; return; }
+	done
+	if python3 "$EXT_NORMALIZE" --allowed "$EXT_ALLOWED" --suite "$name" --io-method "$IO_METHOD" \
+		"$out/off/results" "$out/on/results" >"$out/compare.txt"; then
+		ext_pass "$name: forced on matches forced off ($(tail -n 1 "$out/compare.txt"))"
+		grep '^=== ' "$out/compare.txt"
+	else
+		cat "$out/compare.txt"
+		ext_fail "$name: forced on differs from forced off"
+	fi
+}
+
+# ext_summary: print "N passed, M failed" and return non-zero on a failure (a suite script's last line)
+ext_summary() {
+	echo "$EXT_PASSED passed, $EXT_FAILED failed"
+	[ "$EXT_FAILED" = 0 ]
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# pg_hint_plan's regression suite (its Makefile's REGRESS and REGRESS_OPTS,
+# the settings of its --temp-config file) with pg_dio's scans off, then
+# forced on, against a throwaway cluster that preloads pg_dio and
+# pg_hint_plan; the two runs' results must match.  Its expected files hold
+# plans, so the match with them is printed for information only.  Debian's
+# source package pg-hint-plan-NN (NN: the server's major version), built with
+# PGXS into the cache (lib.sh).
+#
+#   test/extensions/pg_hint_plan.sh    (ends with "N passed, M failed")
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+ext_init
+pkg=pg-hint-plan-$(pg_major "$PGC")
+echo "== pg_hint_plan: pg_dio's scans off, then forced on"
+if ! dsc=$(ext_debian_source "$pkg"); then
+	ext_fail "pg_hint_plan: Debian's source package $pkg could not be fetched"
+	ext_summary
+	exit
+fi
+src=$(ext_build pg_hint_plan "$dsc") || { ext_fail "pg_hint_plan: did not build"; ext_summary; exit; }
+read -ra opts <<<"$(ext_make_var "$src" REGRESS_OPTS)"
+read -ra tests <<<"$(ext_make_var "$src" REGRESS)"
+mapfile -t conf < <(ext_temp_config "$src" "${opts[@]}")
+# the suite needs the library preloaded (a temp config that preloads it
+# already says so, after ours)
+conf=("shared_preload_libraries = 'pg_dio,pg_hint_plan'" "${conf[@]}")
+echo "pg_hint_plan $(basename "$dsc" .dsc | cut -d_ -f2): ${#tests[@]} tests"
+ext_cluster_start ext-pg_hint_plan "${conf[@]}"
+ext_regress_off_on pg_hint_plan "$src" "${opts[@]}" "${tests[@]}"
+ext_check_crash ext-pg_hint_plan
+ext_summary
