@@ -60,6 +60,13 @@ if [ -x "$PGC" ] && [ -f "$DIR/.complete" ]; then
 	echo "$PGC"
 	exit 0
 fi
+# one build of a key at a time; a second caller waits and then finds it
+exec 9>"$CACHE/.pg$ver-$key.lock"
+flock 9
+if [ -x "$PGC" ] && [ -f "$DIR/.complete" ]; then
+	echo "$PGC"
+	exit 0
+fi
 
 need=()
 for p in liburing-dev bison flex gettext zlib1g-dev libreadline-dev pkg-config build-essential; do
