@@ -7,6 +7,9 @@
 #   make test IO_METHOD=io_uring   the test clusters with that io_method
 #   make test     set up, build, install, run every test suite
 #   make stress   the same with a 5-minute differential stress run
+#   make test-extensions   the suites of extensions users run beside pg_dio
+#                 (TimescaleDB, Citus, pgvector, pg_hint_plan, contrib), pg_dio's
+#                 scans off vs forced on, against 18.6 built from source
 #   make bench    the benchmark suite (see test/bench/)
 #   make cluster / make cluster-stop   a throwaway cluster for a human
 
@@ -24,7 +27,7 @@ PGFILEDESC = "pg_dio - direct I/O reads, index prefetch and AIO diagnostics"
 # data checksums, a kernel that heeds POSIX_FADV_WILLNEED, PostgreSQL 19)
 # says so and stops.
 # (nopreload needs a server without pg_dio: test/run_tests.sh only.)
-REGRESS    = setup guc engine faults limits checksums views bad_input cancel segments direct_scan tools prefetch_scan prefetch_prune prefetch_selfread os_cache core_parity explain_io
+REGRESS    = setup guc engine faults limits checksums views bad_input cancel segments direct_scan tools prefetch_scan prefetch_prune prefetch_selfread os_cache core_parity explain_io io_timing
 
 PG_CPPFLAGS += -DPG_DIO_VERSION=\"$(EXTVERSION)\" -Wall -Wextra \
 	-Wno-unused-parameter  # PostgreSQL headers and callback signatures
@@ -79,7 +82,7 @@ all install installcheck:
 	@echo "pg_dio: no PostgreSQL 18 found; run 'make demo', 'make test' or test/setup.sh first" >&2; exit 1
 endif
 
-.PHONY: setup demo test stress sanitize bench cluster cluster-stop
+.PHONY: setup demo test test-extensions stress sanitize bench cluster cluster-stop
 
 setup:
 	test/setup.sh
@@ -91,6 +94,10 @@ demo: setup
 test: setup
 	$(MAKE) PG_CONFIG=$$(test/scripts/pg_config.sh) install
 	test/run_tests.sh $(REGRESS)
+
+# EXTENSIONS: some of test/extensions/*.sh (all by default)
+test-extensions: setup
+	test/extensions/run.sh $(EXTENSIONS)
 
 # the test suites with a long differential stress run (PG_DIO_STRESS_SECONDS)
 stress: setup

@@ -48,6 +48,7 @@
 #include "pgstat.h"
 #include "portability/instr_time.h"
 #include "storage/fd.h"
+#include "storage/bufmgr.h"
 #include "storage/bufpage.h"
 #include "storage/ipc.h"
 #include "utils/guc.h"
@@ -982,10 +983,12 @@ dio_req_finish(DioStream *s, DioReq *r, bool failed, DioFallback reason)
 	INSTR_TIME_SUBTRACT(now, r->started);
 	us = INSTR_TIME_GET_MICROSEC(now);
 
-	/* pg_stat_io counts them as the relation reads they are */
+	/*
+	 * pg_stat_io counts them as the relation reads they are; their time there
+	 * is the time spent waiting for them (dio_wait_and_reap), as core's
+	 */
 	if (!failed && r->done > 0)
-		pgstat_count_io_op_time(IOOBJECT_RELATION, s->io_context, IOOP_READ,
-								r->started, 1, r->done);
+		pgstat_count_io_op(IOOBJECT_RELATION, s->io_context, IOOP_READ, 1, r->done);
 
 	dio_stats_begin_write();
 	dio_my_slot->c.reads_completed++;
@@ -1139,16 +1142,24 @@ dio_submit_and_reap(void)
 /*
  * Wait up to DIO_WAIT_TIMEOUT_MS for completions and handle all that are
  * there.  Never raises an error; returns false if the ring failed.
+ * 'charge': the stream whose reads the backend waits for, or NULL for a wait
+ * that is not a read's (draining after an error).  With track_io_timing, the
+ * time spent submitting and waiting is its read time in pg_stat_io,
+ * BufferUsage and pg_stat_database, as core counts the time spent starting
+ * and waiting for its reads; the reads' own latencies, which overlap, go to
+ * pg_dio's histograms only.
  */
 static bool
-dio_wait_and_reap(bool count_wait, uint64 *waited_us)
+dio_wait_and_reap(DioStream *charge, uint64 *waited_us)
 {
 	struct io_uring_cqe *cqe;
 	struct __kernel_timespec ts = {0, DIO_WAIT_TIMEOUT_MS * 1000000LL};
 	instr_time	start,
-				end;
+				end,
+				io_start;
 	int			ret;
 
+	io_start = pgstat_prepare_io_time(track_io_timing && charge != NULL);
 	dio_flush();
 	if (dio_broken)
 		return false;
@@ -1163,8 +1174,10 @@ dio_wait_and_reap(bool count_wait, uint64 *waited_us)
 
 	if (waited_us)
 		*waited_us = INSTR_TIME_GET_MICROSEC(end);
-	if (count_wait)
+	if (charge != NULL)
 	{
+		pgstat_count_io_op_time(IOOBJECT_RELATION, charge->io_context, IOOP_READ,
+								io_start, 0, 0);
 		dio_stats_begin_write();
 		dio_my_slot->c.wait_calls++;
 		dio_my_slot->c.wait_time_us += INSTR_TIME_GET_MICROSEC(end);
@@ -1189,11 +1202,11 @@ dio_wait_and_reap(bool count_wait, uint64 *waited_us)
  * flight (other streams' reads complete on their own).
  */
 static void
-dio_wait_for_room(void)
+dio_wait_for_room(DioStream *s)
 {
 	while (!dio_broken && dio_total_inflight >= DIO_MAX_BACKEND_READS)
 	{
-		if (!dio_wait_and_reap(true, NULL))
+		if (!dio_wait_and_reap(s, NULL))
 			ereport(ERROR,
 					(errcode(ERRCODE_IO_ERROR),
 					 errmsg("io_uring failed while direct reads were in flight")));
@@ -1252,7 +1265,7 @@ dio_stream_submit(DioStream *s, BlockNumber first, int nblocks)
 	if (!s->prepared)
 		dio_stream_prepare(s);
 	if (!s->unusable)
-		dio_wait_for_room();
+		dio_wait_for_room(s);
 
 	for (slot = 0; slot < s->nreqs; slot++)
 		if (s->reqs[slot].state == DIO_REQ_FREE)
@@ -1337,12 +1350,18 @@ dio_stream_next(DioStream *s, DioRun *run)
 	 * in the completions that are there on the way.
 	 */
 	if (dio_sq_pending > 0 && !dio_broken)
+	{
+		instr_time	io_start = pgstat_prepare_io_time(track_io_timing);
+
 		dio_submit_and_reap();
+		pgstat_count_io_op_time(IOOBJECT_RELATION, s->io_context, IOOP_READ,
+								io_start, 0, 0);
+	}
 
 	while (r->state == DIO_REQ_INFLIGHT)
 	{
 		uint64		us = 0;
-		bool		ok = dio_wait_and_reap(true, &us);
+		bool		ok = dio_wait_and_reap(s, &us);
 
 		s->waits++;
 		s->wait_us += us;
@@ -1563,7 +1582,7 @@ dio_stream_drain(DioStream *s)
 	INSTR_TIME_SET_CURRENT(start);
 	while (s->ninflight > 0)
 	{
-		if (!dio_wait_and_reap(false, NULL))
+		if (!dio_wait_and_reap(NULL, NULL))
 			return false;
 		INSTR_TIME_SET_CURRENT(now);
 		INSTR_TIME_SUBTRACT(now, start);
