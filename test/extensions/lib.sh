@@ -22,6 +22,8 @@ EXT_CLUSTERS=()
 # ext_pass MSG / ext_fail MSG: count one comparison and print "ok:" / "not ok:"
 ext_pass() { EXT_PASSED=$((EXT_PASSED + 1)); echo "ok: $*"; }
 ext_fail() { EXT_FAILED=$((EXT_FAILED + 1)); echo "not ok: $*"; }
+# ext_skip MSG: a suite that cannot run here (its source is not to be had), said as "skipped: MSG"
+ext_skip() { echo "skipped: $*"; }
 
 # ext_cache_root: the cache of build_pg.sh (PG_DIO_PG_CACHE, /var/cache/pg_dio as root, else ~/.cache/pg_dio)
 ext_cache_root() {
@@ -69,19 +71,19 @@ ext_apt_install() {
 		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; }
 }
 
-# ext_debian_source PKG: print the .dsc of Debian's source package PKG: the newest PKG_*.dsc in PG_DIO_EXT_SRC (default ../shared/ext-src beside the checkout), else unstable's, fetched with an apt configuration of our own (as build_pg.sh fetches postgresql-18)
+# ext_debian_source PKG [SUITE]: print the .dsc of Debian's source package PKG: the newest PKG_*.dsc in PG_DIO_EXT_SRC (default ../shared/ext-src beside the checkout), else SUITE's (unstable by default), fetched with an apt configuration of our own (as build_pg.sh fetches postgresql-18)
 ext_debian_source() {
-	local pkg=$1 local_src d apt v dsc
+	local pkg=$1 suite=${2:-unstable} local_src d apt v dsc
 	local_src=${PG_DIO_EXT_SRC:-$(cd "$PG_DIO_ROOT/.." && pwd)/shared/ext-src}
 	dsc=$(ls -t "$local_src/${pkg}"_*.dsc 2>/dev/null | head -n 1)
 	if [ -n "$dsc" ]; then
 		echo "$dsc"
 		return 0
 	fi
-	d="$(ext_cache_root)/ext-debian-src"
+	d="$(ext_cache_root)/ext-debian-src/$suite"
 	mkdir -p "$d/lists/partial" "$d/cache" "$d/$pkg"
-	printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: unstable\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
-		>"$d/unstable.sources"
+	printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+		"$suite" >"$d/$suite.sources"
 	apt=(-o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$d" -o Dir::State::Lists="$d/lists"
 		-o Dir::Cache="$d/cache")
 	# the lists at most once an hour; offline, the lists at hand
@@ -90,7 +92,7 @@ ext_debian_source() {
 			note "apt-get update of Debian's source lists failed (see $d/update.log); using the lists at hand"
 	fi
 	v=$(apt-cache "${apt[@]}" showsrc "$pkg" 2>/dev/null | sed -n 's/^Version: //p' | head -n 1)
-	[ -n "$v" ] || { note "Debian unstable lists no source package $pkg"; return 1; }
+	[ -n "$v" ] || { note "Debian $suite lists no source package $pkg"; return 1; }
 	dsc="$d/$pkg/${pkg}_${v#*:}.dsc"
 	# apt-get source skips the files it has with the right checksums
 	if [ -f "$dsc.ok" ] ||
@@ -115,11 +117,12 @@ ext_cache_dir() {
 	echo "$(ext_cache_root)/ext/$name-$({ ext_pg_key; printf '%s\n' "$@"; } | sha256sum | cut -c1-16)"
 }
 
-# ext_build NAME DSC [MAKE_ARG...]: unpack a Debian source package into its cache directory, build it with PGXS (once) and install it into PostgreSQL (each time; a no-op when installed); print the source tree
+# ext_build NAME DSC [MAKE_ARG...]: unpack a Debian source package into its cache directory, run the function NAME_patch in the tree if the suite defines one, build it with PGXS (once) and install it into PostgreSQL (each time; a no-op when installed); print the source tree
 ext_build() {
-	local name=$1 dsc=$2 dir src log
+	local name=$1 dsc=$2 dir src log patch=
 	shift 2
-	dir=$(ext_cache_dir "$name" "$(sha256sum "$dsc" | cut -c1-64)" "$@")
+	declare -F "${name}_patch" >/dev/null && patch=${name}_patch
+	dir=$(ext_cache_dir "$name" "$(sha256sum "$dsc" | cut -c1-64)" "$@" "${patch:+$(declare -f "$patch")}")
 	src="$dir/src"
 	log="$dir/build.log"
 	if [ ! -f "$dir/.complete" ]; then
@@ -128,6 +131,7 @@ ext_build() {
 		rm -rf "$dir"
 		mkdir -p "$dir"
 		dpkg-source -x "$dsc" "$src" >"$log" 2>&1 || { cat "$log" >&2; die "could not unpack $dsc"; }
+		[ -z "$patch" ] || (cd "$src" && "$patch") >>"$log" 2>&1 || { cat "$log" >&2; die "$patch failed"; }
 		(
 			unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES GNUMAKEFLAGS
 			make -C "$src" -j2 USE_PGXS=1 PG_CONFIG="$PGC" "$@"
@@ -219,17 +223,19 @@ ext_outdir() {
 	echo "$d"
 }
 
-# ext_regress_off_on NAME DIR [OPTION...] TEST...: run pg_regress (from DIR, options as in the Makefile's REGRESS_OPTS, --inputdir DIR unless an option sets it) with pg_dio's scans off, then forced on, against the running cluster, and compare the results: one test
+# ext_regress_off_on NAME DIR [OPTION...] TEST...: run pg_regress (options as in DIR's Makefile's REGRESS_OPTS, their paths taken from DIR; --inputdir DIR unless an option sets it; in the output directory, where a suite's relative paths such as results/ lead) with pg_dio's scans off, then forced on, against the running cluster, and compare the results: one test
 ext_regress_off_on() {
 	local name=$1 dir=$2 out mode opts=() tests=() a n arg=
 	shift 2
 	for a in "$@"; do
 		if [ -n "$arg" ]; then
-			opts+=("$arg=$a")
+			a="$arg=$a"
 			arg=
-			continue
 		fi
 		case "$a" in
+		--inputdir=[!/]* | --expecteddir=[!/]* | --schedule=[!/]* | --temp-config=[!/]* | --dlpath=[!/]*)
+			opts+=("${a%%=*}=$dir/${a#*=}") ;;
+		--*=*) opts+=("$a") ;;
 		# pg_regress's options that take a value, written "--option value"
 		--bindir | --dbname | --dlpath | --encoding | --expecteddir | --host | --inputdir | --launcher | \
 			--load-extension | --max-connections | --max-concurrent-tests | --outputdir | --port | \
@@ -243,20 +249,25 @@ ext_regress_off_on() {
 		mkdir -p "$out/$mode"
 		is_root && chown "$PG_DIO_OS_USER" "$out/$mode"
 		if [ $mode = off ]; then PGOPTIONS=$EXT_OFF; else PGOPTIONS=$EXT_ON; fi
-		(cd "$dir" && PGOPTIONS=$PGOPTIONS ext_as_server "$PG_REGRESS" --inputdir="$dir" --bindir="$BINDIR" \
+		(cd "$out/$mode" && PGOPTIONS=$PGOPTIONS ext_as_server "$PG_REGRESS" --inputdir="$dir" --bindir="$BINDIR" \
 			--dbname=contrib_regression "${opts[@]}" --outputdir="$out/$mode" "${tests[@]}") \
 			>"$out/$mode/log" 2>&1
 		n=$(grep -cE '^(not )?ok ' "$out/$mode/log")
 		echo "$name $mode: $(grep -cE '^ok ' "$out/$mode/log") of $n tests match their expected output"
 		[ "$n" = "${#tests[@]}" ] || { sed -n '1,30p' "$out/$mode/log"; ext_fail "$name $mode: pg_regress ran $n of ${#tests[@]} tests"; return; }
 	done
-	if python3 "$EXT_NORMALIZE" --allowed "$EXT_ALLOWED" --suite "$name" --io-method "$IO_METHOD" \
-		"$out/off/results" "$out/on/results" >"$out/compare.txt"; then
-		ext_pass "$name: forced on matches forced off ($(tail -n 1 "$out/compare.txt"))"
-		grep '^=== ' "$out/compare.txt"
+	ext_compare "$name" "$out/off/results" "$out/on/results" "$out/compare.txt"
+}
+
+# ext_compare NAME OFF_RESULTS ON_RESULTS REPORT: compare two runs' result files (normalize.py, allowed.txt): one test
+ext_compare() {
+	if python3 "$EXT_NORMALIZE" --allowed "$EXT_ALLOWED" --suite "$1" --io-method "$IO_METHOD" \
+		"$2" "$3" >"$4"; then
+		ext_pass "$1: forced on matches forced off ($(tail -n 1 "$4"))"
+		grep '^=== ' "$4"
 	else
-		cat "$out/compare.txt"
-		ext_fail "$name: forced on differs from forced off"
+		cat "$4"
+		ext_fail "$1: forced on differs from forced off"
 	fi
 }
 

@@ -52,5 +52,6 @@ for s in "$@"; do
 	fi
 	echo "-- $s: $((SECONDS - start)) s"
 done
+for s in "$@"; do grep -h '^skipped: ' "$LOGS/$s.log"; done
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
