@@ -16,7 +16,7 @@ REGRESS=("$@")
 ISOLATION=($(cd "$PG_DIO_ROOT/test/isolation/specs" && ls *.spec | sed 's/\.spec$//'))
 
 cleanup() {
-	for c in "$CLUSTER" nopreload custom plain; do
+	for c in "$CLUSTER" nopreload custom_nodes plain; do
 		"$PG_DIO_ROOT/test/cluster.sh" stop "$c" >/dev/null 2>&1
 	done
 }
@@ -147,25 +147,27 @@ run_check replica python3 "$PG_DIO_ROOT/test/reliability/replica_test.py"
 echo "== crash: kill -9 with direct reads in flight"
 run_suite crash "$PG_DIO_ROOT/test/crash_test.sh"
 
+# regress_own_cluster NAME SETTING: the pg_regress suite NAME against a
+# cluster of its own, NAME, started with SETTING and destroyed afterwards
+regress_own_cluster() {
+	local name=$1 env
+	"$PG_DIO_ROOT/test/cluster.sh" destroy "$name" >/dev/null 2>&1
+	env=$("$PG_DIO_ROOT/test/cluster.sh" start "$name" "$2")
+	run_suite "$name" bash -c 'eval "$1"; shift; exec "$@"' _ "$env" \
+		"$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" --inputdir="$PG_DIO_ROOT" \
+		--outputdir="$OUT/$name" --dbname=contrib_regression "$name"
+	"$PG_DIO_ROOT/test/cluster.sh" destroy "$name" >/dev/null 2>&1
+}
+
 # --- without shared_preload_libraries --------------------------------------
 echo "== pg_regress without shared_preload_libraries: nopreload"
-"$PG_DIO_ROOT/test/cluster.sh" destroy nopreload >/dev/null 2>&1
-nopreload_env=$("$PG_DIO_ROOT/test/cluster.sh" start nopreload "shared_preload_libraries = ''")
-run_suite nopreload bash -c 'eval "$1"; shift; exec "$@"' _ "$nopreload_env" \
-	"$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" --inputdir="$PG_DIO_ROOT" \
-	--outputdir="$OUT/nopreload" --dbname=contrib_regression nopreload
-"$PG_DIO_ROOT/test/cluster.sh" destroy nopreload >/dev/null 2>&1
+regress_own_cluster nopreload "shared_preload_libraries = ''"
 
 # --- beside another extension's custom node that pg_dio does not know -------
 # (test/modules/dio_test_custom, preloaded before pg_dio)
 echo "== pg_regress beside a custom node pg_dio does not know: custom_nodes"
 if make -s -C "$PG_DIO_ROOT/test/modules/dio_test_custom" PG_CONFIG="$PGC" install >"$OUT/custom_nodes_build.log" 2>&1; then
-	"$PG_DIO_ROOT/test/cluster.sh" destroy custom >/dev/null 2>&1
-	custom_env=$("$PG_DIO_ROOT/test/cluster.sh" start custom "shared_preload_libraries = 'dio_test_custom,pg_dio'")
-	run_suite custom_nodes bash -c 'eval "$1"; shift; exec "$@"' _ "$custom_env" \
-		"$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" --inputdir="$PG_DIO_ROOT" \
-		--outputdir="$OUT/custom_nodes" --dbname=contrib_regression custom_nodes
-	"$PG_DIO_ROOT/test/cluster.sh" destroy custom >/dev/null 2>&1
+	regress_own_cluster custom_nodes "shared_preload_libraries = 'dio_test_custom,pg_dio'"
 else
 	cat "$OUT/custom_nodes_build.log"
 	failed=$((failed + 1))

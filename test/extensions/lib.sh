@@ -271,6 +271,20 @@ ext_compare() {
 	fi
 }
 
+# ext_pgxs_suite NAME DSC [SETTING...]: build Debian source package DSC (ext_build), then its Makefile's REGRESS with its REGRESS_OPTS and the settings of its --temp-config files plus SETTINGs on a cluster of its own, off and on (ext_regress_off_on)
+ext_pgxs_suite() {
+	local name=$1 dsc=$2 src opts tests conf
+	shift 2
+	src=$(ext_build "$name" "$dsc") || { ext_fail "$name: did not build"; return; }
+	read -ra opts <<<"$(ext_make_var "$src" REGRESS_OPTS)"
+	read -ra tests <<<"$(ext_make_var "$src" REGRESS)"
+	mapfile -t conf < <(ext_temp_config "$src" "${opts[@]}")
+	echo "$name $(basename "$dsc" .dsc | cut -d_ -f2): ${#tests[@]} tests"
+	ext_cluster_start "ext-$name" "$@" "${conf[@]}"
+	ext_regress_off_on "$name" "$src" "${opts[@]}" "${tests[@]}"
+	ext_check_crash "ext-$name"
+}
+
 # ext_summary: print "N passed, M failed" and return non-zero on a failure (a suite script's last line)
 ext_summary() {
 	echo "$EXT_PASSED passed, $EXT_FAILED failed"

@@ -19,15 +19,7 @@ if ! dsc=$(ext_debian_source "$pkg"); then
 	ext_summary
 	exit
 fi
-src=$(ext_build pg_hint_plan "$dsc") || { ext_fail "pg_hint_plan: did not build"; ext_summary; exit; }
-read -ra opts <<<"$(ext_make_var "$src" REGRESS_OPTS)"
-read -ra tests <<<"$(ext_make_var "$src" REGRESS)"
-mapfile -t conf < <(ext_temp_config "$src" "${opts[@]}")
 # the suite needs the library preloaded (a temp config that preloads it
-# already says so, after ours)
-conf=("shared_preload_libraries = 'pg_dio,pg_hint_plan'" "${conf[@]}")
-echo "pg_hint_plan $(basename "$dsc" .dsc | cut -d_ -f2): ${#tests[@]} tests"
-ext_cluster_start ext-pg_hint_plan "${conf[@]}"
-ext_regress_off_on pg_hint_plan "$src" "${opts[@]}" "${tests[@]}"
-ext_check_crash ext-pg_hint_plan
+# already says so, after this)
+ext_pgxs_suite pg_hint_plan "$dsc" "shared_preload_libraries = 'pg_dio,pg_hint_plan'"
 ext_summary

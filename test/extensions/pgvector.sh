@@ -25,12 +25,5 @@ if ! dsc=$(ext_debian_source pgvector) && ! dsc=$(ext_debian_source pgvector tri
 	ext_summary
 	exit
 fi
-src=$(ext_build pgvector "$dsc") || { ext_fail "pgvector: did not build"; ext_summary; exit; }
-read -ra opts <<<"$(ext_make_var "$src" REGRESS_OPTS)"
-read -ra tests <<<"$(ext_make_var "$src" REGRESS)"
-mapfile -t conf < <(ext_temp_config "$src" "${opts[@]}")
-echo "pgvector $(basename "$dsc" .dsc | cut -d_ -f2): ${#tests[@]} tests"
-ext_cluster_start ext-pgvector "${conf[@]}"
-ext_regress_off_on pgvector "$src" "${opts[@]}" "${tests[@]}"
-ext_check_crash ext-pgvector
+ext_pgxs_suite pgvector "$dsc"
 ext_summary
