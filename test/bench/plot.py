@@ -17,6 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 CORE = "tab:blue"
 PG_DIO = "tab:orange"
@@ -210,7 +211,9 @@ def indexscan_plot(path):
 
 def tpch_plot(path):
     """Per query, core's time over pg_dio's (above 1: pg_dio faster), cold
-    (median over the rounds; bars: the rounds' side-by-side pairs) and warm."""
+    (median over the rounds; bars: the rounds' side-by-side pairs) and warm,
+    on a log scale (twice as fast and half as fast equally far from 1); a
+    query whose plan has no pg_dio node (the same plan on both sides) grey."""
     with open(path) as f:
         r = json.load(f)
     qs = [str(q) for q in r["queries"]]
@@ -228,10 +231,19 @@ def tpch_plot(path):
         warm.append(statistics.median(a / b for a, b in zip(w["core"], w["pg_dio"])))
     fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(qs) + 2), 4.6))
     xs = range(len(qs))
-    ax.bar([x - 0.2 for x in xs], cold, 0.4, yerr=[lo, hi], capsize=2, color=PG_DIO,
-           label="cold (median; bars: the rounds' pairs)")
-    ax.bar([x + 0.2 for x in xs], warm, 0.4, color=CORE, label="warm (median of the pairs)")
+    none = [not r["plans"][q]["pg_dio_nodes"] for q in qs]
+    # bars from 1 up (pg_dio faster) or down (slower)
+    ax.bar([x - 0.2 for x in xs], [c - 1 for c in cold], 0.4, bottom=1, yerr=[lo, hi], capsize=2,
+           color=["lightgray" if n else PG_DIO for n in none],
+           label="cold (median; bars: the rounds' pairs; grey: no pg_dio node in the plan)")
+    ax.bar([x + 0.2 for x in xs], [w - 1 for w in warm], 0.4, bottom=1, color=CORE,
+           label="warm (median of the pairs)")
     ax.axhline(1.0, color="black", linewidth=1)
+    ax.set_yscale("log", base=2)
+    span = max([2.0] + [c + h for c, h in zip(cold, hi)] + warm +
+               [1 / max(c - l, 1e-3) for c, l in zip(cold, lo)] + [1 / w for w in warm])
+    ax.set_ylim(1 / (span * 1.15), span * 1.15)
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
     ax.set_xticks(list(xs))
     ax.set_xticklabels([f"Q{q}" for q in qs], fontsize=8)
     ax.set_ylabel("core time / pg_dio time (above 1: pg_dio faster)")
