@@ -263,6 +263,9 @@ def sizes():
 # --- the server ----------------------------------------------------------------
 
 IS_ROOT = os.geteuid() == 0
+# huge_pages_status after each restart with the run's settings (another
+# cluster on the machine may have taken the huge pages run.sh reserved)
+HUGE_PAGES = {}
 
 
 def drop_caches():
@@ -284,6 +287,8 @@ def restart(io_method, cold):
         drop_caches()
     subprocess.run([CLUSTER, "start", BENCH_CLUSTER], check=True, capture_output=True)
     server_started()
+    hp = psql("SHOW huge_pages_status")
+    HUGE_PAGES[hp] = HUGE_PAGES.get(hp, 0) + 1
     if not cold:
         return
     if not IS_ROOT:
@@ -550,7 +555,7 @@ def main(out_dir):
         r["settle_text"] = settle_text()
         r["elapsed_s"] = round(elapsed)
         r["memory"] = fio_mem_text()
-        r["huge_pages_status"] = psql("SHOW huge_pages_status")
+        r["huge_pages_status"] = ", ".join(f"{k} ({v} starts)" for k, v in HUGE_PAGES.items())
         name = f"tpch-{io}-pg{major}"
         with open(os.path.join(out_dir, name + ".json"), "w") as f:
             json.dump(r, f, indent=2)
