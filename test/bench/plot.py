@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """PNG plots of a bench run: pg_dio_read vs fio and pg_dio's read sizes
 (engine.png), cold sequential scans (seqscan*.png) and cold index range
-scans (indexscan*.png), one plot per seqscan*.json / indexscan*.json in the
-directory (e.g. test/bench/latest's seqscan-uring-pg19.json becomes
+scans (indexscan*.png), TPC-H's per-query ratios (tpch-*.png), one plot per
+seqscan*.json / indexscan*.json / tpch-*.json in the directory (e.g. test/bench/latest's seqscan-uring-pg19.json becomes
 seqscan-uring-pg19.png).
 Usage: plot.py RESULTS_DIR   (matplotlib from the project venv)"""
 import glob
@@ -17,6 +17,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 CORE = "tab:blue"
 PG_DIO = "tab:orange"
@@ -208,11 +209,59 @@ def indexscan_plot(path):
     plt.close(fig)
 
 
+def tpch_plot(path):
+    """Per query, core's time over pg_dio's (above 1: pg_dio faster), cold
+    (median over the rounds; bars: the rounds' side-by-side pairs) and warm,
+    on a log scale (twice as fast and half as fast equally far from 1); a
+    query whose plan has no pg_dio node (the same plan on both sides) grey."""
+    with open(path) as f:
+        r = json.load(f)
+    qs = [str(q) for q in r["queries"]]
+    cold, lo, hi, warm = [], [], [], []
+    for q in qs:
+        runs = r["cold"][q]
+        c = {x["round"]: x["seconds"] for x in runs["core"]}
+        p = {x["round"]: x["seconds"] for x in runs["pg_dio"]}
+        pairs = [c[k] / p[k] for k in c if k in p]
+        m = statistics.median(c.values()) / statistics.median(p.values())
+        cold.append(m)
+        lo.append(max(m - min(pairs), 0))
+        hi.append(max(max(pairs) - m, 0))
+        w = r["warm"][q]
+        warm.append(statistics.median(a / b for a, b in zip(w["core"], w["pg_dio"])))
+    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(qs) + 2), 4.6))
+    xs = range(len(qs))
+    none = [not r["plans"][q]["pg_dio_nodes"] for q in qs]
+    # bars from 1 up (pg_dio faster) or down (slower)
+    ax.bar([x - 0.2 for x in xs], [c - 1 for c in cold], 0.4, bottom=1, yerr=[lo, hi], capsize=2,
+           color=["lightgray" if n else PG_DIO for n in none],
+           label="cold (median; bars: the rounds' pairs; grey: no pg_dio node in the plan)")
+    ax.bar([x + 0.2 for x in xs], [w - 1 for w in warm], 0.4, bottom=1, color=CORE,
+           label="warm (median of the pairs)")
+    ax.axhline(1.0, color="black", linewidth=1)
+    ax.set_yscale("log", base=2)
+    span = max([2.0] + [c + h for c, h in zip(cold, hi)] + warm +
+               [1 / max(c - l, 1e-3) for c, l in zip(cold, lo)] + [1 / w for w in warm])
+    ax.set_ylim(1 / (span * 1.15), span * 1.15)
+    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.set_xticks(list(xs))
+    ax.set_xticklabels([f"Q{q}" for q in qs], fontsize=8)
+    ax.set_ylabel("core time / pg_dio time (above 1: pg_dio faster)")
+    pg = f"PostgreSQL {r['major']}, io_method={r['io_method']}"
+    ax.set_title(f"TPC-H scale factor {r['sf']}, {r['rounds']} rounds: core's time over pg_dio's"
+                 f"\n{pg}")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.1), ncol=2, frameon=False)
+    fig.tight_layout()
+    fig.savefig(path[:-len(".json")] + ".png", dpi=110)
+    plt.close(fig)
+
+
 if __name__ == "__main__":
     out = sys.argv[1]
     jobs = [(engine_plot, out)]
     jobs += [(seqscan_plot, p) for p in sorted(glob.glob(os.path.join(out, "seqscan*.json")))]
     jobs += [(indexscan_plot, p) for p in sorted(glob.glob(os.path.join(out, "indexscan*.json")))]
+    jobs += [(tpch_plot, p) for p in sorted(glob.glob(os.path.join(out, "tpch-*.json")))]
     for fn, arg in jobs:
         try:
             fn(arg)

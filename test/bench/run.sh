@@ -4,6 +4,9 @@
 #   PG_DIO_BENCH_MODE=quick (default) | full
 #   PG_DIO_BENCH_STANDBY=1: the seqscan and indexscan experiments (cold) run
 #     on a hot standby of the bench cluster, made for the run and destroyed
+#   PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,
+#     indexscan (the default: all four) and tpch (only when named: TPC-H,
+#     test/bench/tpch.py, PG_DIO_BENCH_TPCH_* settings)
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -20,6 +23,8 @@ export PG_DIO_BENCH_CLUSTER=$CLUSTER
 STANDBY=
 [ "${PG_DIO_BENCH_STANDBY:-0}" = 1 ] && STANDBY=$CLUSTER-standby
 WORK=$(pg_dio_workdir)
+# PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,indexscan,tpch
+ONLY=",${PG_DIO_BENCH_ONLY:-engine,seqscan,combine,indexscan},"
 OUT="$PG_DIO_ROOT/bench-results/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
 
@@ -36,8 +41,11 @@ HUGE_OLD=
 [ -z "$STANDBY" ] || "$PG_DIO_ROOT/test/cluster.sh" destroy "$STANDBY" >/dev/null 2>&1 || true
 if is_root && [ -w /proc/sys/vm/nr_hugepages ]; then
 	HUGE_OLD=$(cat /proc/sys/vm/nr_hugepages)
-	# 256MB shared_buffers need ~142 pages of 2 MB, fio's buffers up to 16
-	echo $((HUGE_OLD + 200)) > /proc/sys/vm/nr_hugepages || true
+	# 256MB shared_buffers need ~142 pages of 2 MB, fio's buffers up to 16;
+	# the TPC-H experiment's 512MB ~272
+	HUGE_ADD=200
+	[[ $ONLY != *,tpch,* ]] || HUGE_ADD=350
+	echo $((HUGE_OLD + HUGE_ADD)) > /proc/sys/vm/nr_hugepages || true
 	if [ "$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)" -ge 190 ]; then
 		export PG_DIO_FIO_MEM=shmhuge
 	fi
@@ -60,14 +68,27 @@ export PG_DIO_DATA="$WORK/.tmp/clusters/$CLUSTER/data"
 # every experiment needs the extension (PG_DIO_BENCH_ONLY may skip the engine's)
 psql -X -q -c "CREATE EXTENSION IF NOT EXISTS pg_dio"
 
-# PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,indexscan
-ONLY=",${PG_DIO_BENCH_ONLY:-engine,seqscan,combine,indexscan},"
+# the project venv: the PyPI packages of the experiments and the plots
+VENV="$WORK/.venv"
+# venv_need REQUIREMENT...: install those (name or name==version) the venv lacks
+venv_need() {
+	[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+	local missing=() r
+	for r in "$@"; do
+		"$VENV/bin/python" -c 'import importlib.metadata as m, sys
+name, _, ver = sys.argv[1].partition("==")
+have = m.version(name)
+sys.exit(1 if ver and have != ver else 0)' "$r" 2>/dev/null || missing+=("$r")
+	done
+	[ ${#missing[@]} -eq 0 ] ||
+		"$VENV/bin/pip" install -q --disable-pip-version-check "${missing[@]}"
+}
 if [ -n "$STANDBY" ]; then
 	# on the standby: the seqscan and indexscan experiments (cold; the
 	# engine's and combine's are not made for a standby)
-	[[ $ONLY != *,engine,* && $ONLY != *,combine,* ]] ||
-		note "standby mode: the engine and combine experiments do not run"
-	ONLY=${ONLY//,engine,/,}; ONLY=${ONLY//,combine,/,}
+	[[ $ONLY != *,engine,* && $ONLY != *,combine,* && $ONLY != *,tpch,* ]] ||
+		note "standby mode: the engine, combine and tpch experiments do not run"
+	ONLY=${ONLY//,engine,/,}; ONLY=${ONLY//,combine,/,}; ONLY=${ONLY//,tpch,/,}
 	exps=()
 	[[ $ONLY != *,seqscan,* ]] || exps+=(seqscan)
 	[[ $ONLY != *,indexscan,* ]] || exps+=(indexscan)
@@ -101,14 +122,18 @@ fi
 if [[ $ONLY == *,indexscan,* ]]; then
 	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/indexscan.py" "$OUT"
 fi
+if [[ $ONLY == *,tpch,* ]]; then
+	# TPC-H's data and queries from DuckDB and its tpch extension, both from
+	# PyPI (the extension loaded from the package's files, never downloaded)
+	venv_need duckdb==1.5.5 duckdb-extension-tpch==1.5.5
+	PG_DIO_BENCH_TPCH_CACHE=${PG_DIO_BENCH_TPCH_CACHE:-$WORK/.tmp/tpch} \
+		"$VENV/bin/python" "$PG_DIO_ROOT/test/bench/tpch.py" "$OUT"
+fi
 cat "$OUT"/report.md "$OUT"/seqscan.md "$OUT"/combine.md "$OUT"/indexscan.md \
-	"$OUT"/seqscan-standby.md "$OUT"/indexscan-standby.md \
+	"$OUT"/seqscan-standby.md "$OUT"/indexscan-standby.md "$OUT"/tpch-*.md \
 	> "$OUT/README.md" 2>/dev/null || true
 
 # plots: matplotlib from PyPI in the project venv
-VENV="$WORK/.venv"
-[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
-"$VENV/bin/python" -c 'import matplotlib' 2>/dev/null ||
-	"$VENV/bin/pip" install -q --disable-pip-version-check matplotlib
+venv_need matplotlib
 "$VENV/bin/python" "$PG_DIO_ROOT/test/bench/plot.py" "$OUT"
 echo "bench results: $OUT"
