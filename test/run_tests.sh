@@ -152,7 +152,11 @@ run_suite crash "$PG_DIO_ROOT/test/crash_test.sh"
 regress_own_cluster() {
 	local name=$1 env
 	"$PG_DIO_ROOT/test/cluster.sh" destroy "$name" >/dev/null 2>&1
-	env=$("$PG_DIO_ROOT/test/cluster.sh" start "$name" "$2")
+	if ! env=$("$PG_DIO_ROOT/test/cluster.sh" start "$name" "$2"); then
+		failed=$((failed + 1))
+		failed_suites+=("$name")
+		return
+	fi
 	run_suite "$name" bash -c 'eval "$1"; shift; exec "$@"' _ "$env" \
 		"$PGXSDIR/src/test/regress/pg_regress" --bindir="$BINDIR" --inputdir="$PG_DIO_ROOT" \
 		--outputdir="$OUT/$name" --dbname=contrib_regression "$name"
@@ -166,7 +170,11 @@ regress_own_cluster nopreload "shared_preload_libraries = ''"
 # --- beside another extension's custom node that pg_dio does not know -------
 # (test/modules/dio_test_custom, preloaded before pg_dio)
 echo "== pg_regress beside a custom node pg_dio does not know: custom_nodes"
-if make -s -C "$PG_DIO_ROOT/test/modules/dio_test_custom" PG_CONFIG="$PGC" install >"$OUT/custom_nodes_build.log" 2>&1; then
+# (built anew: objects left from a build against another PostgreSQL would
+# install as they are, and that server would refuse to load them)
+if { make -s -C "$PG_DIO_ROOT/test/modules/dio_test_custom" PG_CONFIG="$PGC" clean &&
+	make -s -C "$PG_DIO_ROOT/test/modules/dio_test_custom" PG_CONFIG="$PGC" install; } \
+	>"$OUT/custom_nodes_build.log" 2>&1; then
 	regress_own_cluster custom_nodes "shared_preload_libraries = 'dio_test_custom,pg_dio'"
 else
 	cat "$OUT/custom_nodes_build.log"
