@@ -4,7 +4,8 @@
 -- keeps a SeqScan of each "wrapped_" table in custom_plans and raises an
 -- ERROR unless that child is still a SeqScan.  pg_dio does not know the
 -- node, so it leaves the node's subtree as planned and swaps the scans
--- everywhere else.
+-- everywhere else.  PostgreSQL 19 names the SubPlan "expr_1" in EXPLAIN,
+-- 18 "1": expected/custom_nodes_1.out is 19's output.
 --
 SHOW shared_preload_libraries;
 CREATE EXTENSION pg_dio;
