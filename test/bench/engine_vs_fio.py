@@ -486,5 +486,12 @@ def main():
     print(report)
 
 
+def walk(plan):
+    """An EXPLAIN (FORMAT JSON) plan's nodes, depth first."""
+    yield plan
+    for p in plan.get("Plans", []):
+        yield from walk(p)
+
+
 if __name__ == "__main__":
     main()

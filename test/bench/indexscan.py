@@ -56,7 +56,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 from engine_vs_fio import (PRIMARY, REPORT_SUFFIX, bench_scale, memory_text,  # noqa: E402
                            pin_server, placement_text, psql, psql_script, reader_cpu,
                            replay_lsn, reset_all_sql, run_fio_random, server_started,
-                           settle, settle_text, standby_text, summary, write_report)
+                           settle, settle_text, standby_text, summary, walk, write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -329,12 +329,6 @@ def instructions(exps, repeat=3):
             os.unlink(out)
         start_server()
     return res
-
-
-def walk(plan):
-    yield plan
-    for p in plan.get("Plans", []):
-        yield from walk(p)
 
 
 def run(session, query):

@@ -55,7 +55,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from engine_vs_fio import (fio_mem_text, psql, psql_script, reset_all_sql,  # noqa: E402
                            run_fio, run_fio_random, server_started, settle, settle_text,
-                           write_report)
+                           walk, write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -353,12 +353,6 @@ def run_script(runs):
     if len(res) != len(runs):
         die(f"{len(res)} timed results for {len(runs)} runs:\n{out.stdout[-2000:]}")
     return res
-
-
-def walk(plan):
-    yield plan
-    for p in plan.get("Plans", []):
-        yield from walk(p)
 
 
 def plan_of(q, side):
