@@ -5,6 +5,7 @@
 --
 SET pg_dio.direct_scan_threshold = 0;
 SET pg_dio.enable_index_prefetch = on;
+SET pg_dio.index_prefetch_min_rows = 0;	-- test scans are small
 SET max_parallel_workers_per_gather = 0;
 SET jit = off;
 

@@ -12,6 +12,7 @@ CREATE EXTENSION pg_dio;
 SET pg_dio.enable_direct_scan = on;
 SET pg_dio.direct_scan_threshold = 0;
 SET pg_dio.enable_index_prefetch = on;
+SET pg_dio.index_prefetch_min_rows = 0;
 SET max_parallel_workers_per_gather = 0;
 CREATE TABLE wrapped_t AS SELECT g AS id, g % 10 AS grp FROM generate_series(1, 10000) g;
 CREATE TABLE plain_t AS SELECT g AS id, g % 10 AS grp FROM generate_series(1, 10000) g;

@@ -15,6 +15,7 @@ SET debug_parallel_query = off;
 SET max_parallel_workers_per_gather = 0;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
+SET pg_dio.index_prefetch_min_rows = 0;	-- test scans are small
 
 -- arriving at a heap page prunes it opportunistically, as core's index fetch
 -- does: one row HOT-updated in one transaction (which cannot prune its own

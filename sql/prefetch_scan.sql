@@ -8,6 +8,7 @@ SET debug_parallel_query = off;
 SET max_parallel_workers_per_gather = 0;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
+SET pg_dio.index_prefetch_min_rows = 0;	-- test scans are small
 
 -- A query's plan (COSTS OFF), one line per element.
 CREATE FUNCTION pf_plan(q text) RETURNS text[]
@@ -851,6 +852,48 @@ RESET enable_mergejoin;
 RESET enable_memoize;
 RESET enable_material;
 SET max_parallel_workers_per_gather = 0;
+
+--
+-- pg_dio.index_prefetch_min_rows (default 3): a scan that core expects to
+-- fetch fewer heap tuples each time it runs keeps core's node -- a lookup of
+-- one row, a nested loop's or a SubPlan's one-row probe, an index-only scan
+-- of a table whose pages are all-visible
+--
+RESET pg_dio.index_prefetch_min_rows;
+SHOW pg_dio.index_prefetch_min_rows;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_memoize = off;
+CREATE TABLE pf_gate (id int, g int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO pf_gate SELECT i, i / 8, repeat('g', 50) FROM generate_series(1, 20000) i;
+CREATE UNIQUE INDEX pf_gate_id ON pf_gate (id);
+CREATE INDEX pf_gate_g ON pf_gate (g);
+VACUUM (ANALYZE) pf_gate;
+-- one row: core's; eight rows: ours
+SELECT dio_plan('SELECT pad FROM pf_gate WHERE id = 42');
+SELECT dio_plan('SELECT pad FROM pf_gate WHERE g = 42');
+-- a nested loop's inner probe of one row keeps core's scan, of eight is ours
+SELECT dio_plan('SELECT o.id, i.pad FROM pf_gate o JOIN pf_gate i ON i.id = o.id * 3 WHERE o.g = 7');
+SELECT dio_plan('SELECT o.id, i.pad FROM pf_gate o JOIN pf_gate i ON i.g = o.id WHERE o.g = 7');
+SELECT dio_plan('SELECT o.id, (SELECT i.pad FROM pf_gate i WHERE i.id = o.id + 1) FROM pf_gate o WHERE o.g = 7');
+-- every page all-visible: an index-only scan fetches no heap tuple
+SELECT dio_plan('SELECT id FROM pf_gate WHERE id < 5000');
+UPDATE pf_gate SET pad = 'u' WHERE id % 2 = 0;
+ANALYZE pf_gate;
+SELECT dio_plan('SELECT id FROM pf_gate WHERE id < 5000');
+-- 0: every scan that can be ours is, in core's plan
+SET pg_dio.index_prefetch_min_rows = 0;
+SELECT pf_compare('SELECT pad FROM pf_gate WHERE id = 42');
+SELECT pf_compare('SELECT o.id, i.pad FROM pf_gate o JOIN pf_gate i ON i.id = o.id * 3 WHERE o.g = 7');
+SELECT pf_compare('SELECT o.id, (SELECT i.pad FROM pf_gate i WHERE i.id = o.id + 1) FROM pf_gate o WHERE o.g = 7');
+SET pg_dio.index_prefetch_min_rows = 100;
+SELECT dio_plan('SELECT pad FROM pf_gate WHERE g = 42');
+SET pg_dio.index_prefetch_min_rows = -1;
+SET pg_dio.index_prefetch_min_rows = 0;
+DROP TABLE pf_gate;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_memoize;
 
 DROP TABLE pf, pf_geo, pf_words, pf_inc, pf_ex, pf_vm, pf_outer, pf_parted, pf_parted2, pf_pp, pf_qq, pf_inh
     CASCADE;

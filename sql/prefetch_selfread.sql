@@ -10,6 +10,7 @@ SET jit = off;
 SET debug_parallel_query = off;
 SET max_parallel_workers_per_gather = 0;
 SET enable_seqscan = off;
+SET pg_dio.index_prefetch_min_rows = 0;	-- test scans are small
 SET enable_bitmapscan = off;
 SELECT current_setting('block_size')::int AS bs \gset
 --

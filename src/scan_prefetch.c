@@ -62,7 +62,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_am_d.h"
-#include "catalog/pg_class_d.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type_d.h"
 #include "common/hashfn.h"
@@ -345,6 +345,7 @@ typedef struct PfScanState
 bool		pg_dio_enable_index_prefetch = true;
 bool		pg_dio_index_prefetch_advice = true;
 bool		pg_dio_index_prefetch_combine = true;
+int			pg_dio_index_prefetch_min_rows = 3;
 /*
  * Off by default: a block read directly is cached nowhere, so a query run
  * again reads it from the device again where core's index scan finds it in
@@ -420,12 +421,40 @@ pf_index_plain_columns(Oid indexoid)
 }
 
 /*
+ * Core's estimate of the heap tuples the scan fetches each time it runs: its
+ * rows, and of an index-only scan the share on pages not all-visible (as
+ * core's cost model takes it from pg_class).
+ */
+static double
+pf_heap_rows_estimate(const Plan *plan, Oid relid, bool index_only)
+{
+	double		rows = plan->plan_rows;
+	HeapTuple	tup;
+
+	if (!index_only)
+		return rows;
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_class rel = (Form_pg_class) GETSTRUCT(tup);
+
+		if (rel->relpages > 0)
+			rows *= 1.0 - Min((double) rel->relallvisible / rel->relpages, 1.0);
+		ReleaseSysCache(tup);
+	}
+	return rows;
+}
+
+/*
  * A PrefetchIndexScan or PrefetchIndexOnlyScan in place of core's finished
  * IndexScan or IndexOnlyScan 'plan' (after setrefs.c), or NULL where it does
  * not apply: backward or ordered (KNN) scans, parallel index scans, index AMs
  * without amgettuple, relations other than heap tables and materialized
- * views, and index-only scans of indexes with expressions or repeated
- * columns.  The caller has ruled out positions where the scan must support
+ * views, index-only scans of indexes with expressions or repeated columns,
+ * and scans that core expects to fetch fewer than
+ * pg_dio.index_prefetch_min_rows heap tuples each time they run (within one
+ * run there is nothing to read ahead, and a nested loop's inner scan would
+ * pay the node's start for every outer row).  The caller has ruled out positions where the scan must support
  * mark/restore or backward fetches.
  *
  * The node keeps the plan's fields (costs, target list, plan_node_id); its
@@ -472,6 +501,9 @@ pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
 			return NULL;
 		indexoid = is->indexid;
 	}
+	if (pf_heap_rows_estimate(plan, rte->relid, index_only) <
+		(double) pg_dio_index_prefetch_min_rows)
+		return NULL;
 	am = GetIndexAmRoutineByAmId(get_rel_relam(indexoid), false);
 	gettuple = am->amgettuple != NULL;
 	dio_free_amroutine(am);
@@ -2578,6 +2610,14 @@ dio_prefetch_init(void)
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_dio.index_prefetch_min_rows",
+							"Sets the fewest heap tuples per run for which PrefetchIndexScan takes the place of an index scan.",
+							"The planner's estimate of the rows an index scan returns each time it runs (a nested loop's inner scan: per outer row); of an index-only scan, those on pages not all-visible.",
+							&pg_dio_index_prefetch_min_rows,
+							3, 0, INT_MAX,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
 
 	DefineCustomBoolVariable("pg_dio.index_prefetch_advice",
 							 "Enables PrefetchIndexScan's own heap reads, advised ahead, instead of a read stream.",

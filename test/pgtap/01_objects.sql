@@ -216,6 +216,7 @@ SELECT results_eq(
              ('pg_dio.index_direct_read', 'bool', NULL, NULL, NULL, 'user', 'off'),
              ('pg_dio.index_prefetch_advice', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.index_prefetch_combine', 'bool', NULL, NULL, NULL, 'user', 'on'),
+             ('pg_dio.index_prefetch_min_rows', 'integer', NULL, '0', '2147483647', 'user', '3'),
              ('pg_dio.io_size', 'integer', 'kB', '8', '1024', 'user', '1024'),
              ('pg_dio.max_io_memory', 'integer', 'kB', '2048', '2147483647', 'user', '262144'),
              ('pg_dio.os_cache_check', 'bool', NULL, NULL, NULL, 'user', 'on'),

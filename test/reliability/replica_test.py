@@ -59,7 +59,8 @@ SEQ_SETTINGS = ("SET pg_dio.direct_scan_threshold = 0; SET pg_dio.os_cache_check
 PARALLEL_SETTINGS = ("SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; "
                      "SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;")
 INDEX_SETTINGS = ("SET enable_seqscan = off; SET enable_bitmapscan = off; "
-                  "SET max_parallel_workers_per_gather = 0; SET pg_dio.os_cache_check = off;")
+                  "SET max_parallel_workers_per_gather = 0; SET pg_dio.os_cache_check = off; "
+                  "SET pg_dio.index_prefetch_min_rows = 0;")
 SEQ_CHECK = "SELECT count(*), md5(string_agg(t::text, ',' ORDER BY id)) FROM rt t"
 # no ORDER BY in the aggregate: the md5 covers the scan's order
 INDEX_CHECK = ("SELECT count(*), md5(string_agg(t::text, ',')) FROM "

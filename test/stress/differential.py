@@ -319,6 +319,7 @@ def index_reader_round(db, rng, stats, on_standby=False):
         du = digest(q, False)
         seq_leg = [
             "SET LOCAL pg_dio.enable_index_prefetch = on;",
+            "SET LOCAL pg_dio.index_prefetch_min_rows = 0;",
             "\\echo @@rows_on_u",
             du,
             "SET LOCAL enable_indexscan = off; SET LOCAL enable_indexonlyscan = off;",
@@ -360,6 +361,7 @@ def index_reader_round(db, rng, stats, on_standby=False):
         settings += [f"SELECT count(*) FROM pg_dio_evict('{t}');" for t in TABLES]
     sql = "\n".join(["BEGIN ISOLATION LEVEL REPEATABLE READ;"] + settings + [
         "SET LOCAL pg_dio.enable_index_prefetch = on;",
+        "SET LOCAL pg_dio.index_prefetch_min_rows = 0;",
         "\\echo @@plan_on",
         f"EXPLAIN (COSTS OFF) {d}",
         "\\echo @@rows_on",
@@ -454,6 +456,7 @@ def cursor_round(db, rng, stats, on_standby=False):
     legs = []
     for leg in ("on", "off"):
         legs += [f"SET LOCAL pg_dio.enable_index_prefetch = {leg};",
+                 "SET LOCAL pg_dio.index_prefetch_min_rows = 0;",
                  f"SET LOCAL pg_dio.enable_direct_scan = {leg};",
                  f"DECLARE c CURSOR FOR {q};",
                  f"\\echo @@{leg}",
@@ -485,6 +488,7 @@ def current_of_round(db, rng, stats, again=None):
     for leg in ("on", "off"):
         legs += ["SAVEPOINT s;",
                  f"SET LOCAL pg_dio.enable_index_prefetch = {leg};",
+                 "SET LOCAL pg_dio.index_prefetch_min_rows = 0;",
                  f"SET LOCAL pg_dio.enable_direct_scan = {leg};",
                  f"\\echo @@plan_{leg}",
                  f"EXPLAIN (COSTS OFF) DECLARE c NO SCROLL CURSOR FOR {q};",
@@ -562,6 +566,7 @@ def kill_check(db, clock, seed, stats):
                 "SET LOCAL enable_seqscan = off; SET LOCAL enable_bitmapscan = off;",
                 "SET LOCAL enable_indexonlyscan = off;",
                 f"SET LOCAL pg_dio.enable_index_prefetch = {leg};",
+                "SET LOCAL pg_dio.index_prefetch_min_rows = 0;",
                 f"SET LOCAL pg_dio.index_prefetch_advice = {advice};",
                 KILL_LOOP.format(t=t),
                 f"SELECT pg_relation_size('{t}_key'), (SELECT count(*) FILTER (WHERE i.dead) "
