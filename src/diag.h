@@ -55,6 +55,8 @@ typedef struct DioCounters
 	uint64		submit_calls;
 	uint64		wait_calls;
 	uint64		wait_time_us;
+	uint64		lat_sum_us;		/* the latencies of lat_hist's reads, summed */
+	uint64		bytes_requested;	/* the lengths of size_hist's reads, summed */
 	uint64		max_inflight;
 	uint64		lat_hist[DIO_LAT_BUCKETS];
 	uint64		size_hist[DIO_SIZE_BUCKETS];

@@ -38,7 +38,7 @@ PG_FUNCTION_INFO_V1(pg_dio_inflight);
 PG_FUNCTION_INFO_V1(pg_dio_stats_reset);
 
 /* number of counter columns emitted by dio_counter_values() */
-#define DIO_COUNTER_COLS (12 + DIO_NUM_FALLBACK)
+#define DIO_COUNTER_COLS (14 + DIO_NUM_FALLBACK)
 
 static bool
 dio_can_see(Oid backend_userid)
@@ -50,8 +50,8 @@ dio_can_see(Oid backend_userid)
 /*
  * Fill DIO_COUNTER_COLS values: reads_submitted, reads_completed, bytes_read,
  * blocks_direct, blocks_fallback, one column per fallback reason, errors,
- * short_reads, submit_calls, wait_calls, wait_time_ms, max_inflight,
- * reads_in_flight.
+ * short_reads, submit_calls, wait_calls, wait_time_ms, read_latency_ms,
+ * bytes_requested, max_inflight, reads_in_flight.
  */
 static void
 dio_counter_values(const DioCounters *c, int inflight, Datum *values, bool *nulls)
@@ -74,6 +74,8 @@ dio_counter_values(const DioCounters *c, int inflight, Datum *values, bool *null
 	values[i++] = Int64GetDatum((int64) c->submit_calls);
 	values[i++] = Int64GetDatum((int64) c->wait_calls);
 	values[i++] = Float8GetDatum((double) c->wait_time_us / 1000.0);
+	values[i++] = Float8GetDatum((double) c->lat_sum_us / 1000.0);
+	values[i++] = Int64GetDatum((int64) c->bytes_requested);
 	values[i++] = Int64GetDatum((int64) c->max_inflight);
 	values[i++] = Int32GetDatum(inflight);
 	Assert(i == DIO_COUNTER_COLS);

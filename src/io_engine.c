@@ -996,7 +996,9 @@ dio_req_finish(DioStream *s, DioReq *r, bool failed, DioFallback reason)
 	if (failed)
 		dio_my_slot->c.errors++;
 	dio_my_slot->c.lat_hist[dio_stats_lat_bucket(us)]++;
+	dio_my_slot->c.lat_sum_us += us;
 	dio_my_slot->c.size_hist[dio_stats_size_bucket(r->len)]++;
+	dio_my_slot->c.bytes_requested += r->len;
 	if (r->reg >= 0)
 	{
 		dio_my_slot->inflight[r->reg].used = false;

@@ -46,6 +46,8 @@ CREATE FUNCTION pg_dio_backend_stats(pid integer DEFAULT NULL,
     OUT submit_calls bigint,
     OUT wait_calls bigint,
     OUT wait_time_ms double precision,
+    OUT read_latency_ms double precision,
+    OUT bytes_requested bigint,
     OUT max_inflight bigint,
     OUT reads_in_flight integer,
     OUT io_memory bigint)
@@ -70,6 +72,8 @@ CREATE FUNCTION pg_dio_cluster_stats(
     OUT submit_calls bigint,
     OUT wait_calls bigint,
     OUT wait_time_ms double precision,
+    OUT read_latency_ms double precision,
+    OUT bytes_requested bigint,
     OUT max_inflight bigint,
     OUT reads_in_flight integer,
     OUT stats_reset timestamptz)

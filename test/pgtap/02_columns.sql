@@ -1,7 +1,7 @@
 -- The columns of pg_dio's views and the OUT columns of its functions:
 -- names, order and types.
 BEGIN;
-SELECT plan(58);
+SELECT plan(60);
 
 -- pg_stat_aios
 SELECT columns_are('public', 'pg_stat_aios', ARRAY[
@@ -56,6 +56,8 @@ SELECT columns_are('public', 'pg_stat_aio_backends', ARRAY[
     'submit_calls',
     'wait_calls',
     'wait_time_ms',
+    'read_latency_ms',
+    'bytes_requested',
     'max_inflight',
     'reads_in_flight',
     'io_memory',
@@ -86,6 +88,8 @@ SELECT col_type_is('public', 'pg_stat_aio_backends', c, t, 'pg_stat_aio_backends
     ('submit_calls', 'bigint'),
     ('wait_calls', 'bigint'),
     ('wait_time_ms', 'double precision'),
+    ('read_latency_ms', 'double precision'),
+    ('bytes_requested', 'bigint'),
     ('max_inflight', 'bigint'),
     ('reads_in_flight', 'integer'),
     ('io_memory', 'bigint'),
@@ -98,7 +102,7 @@ SELECT col_type_is('public', 'pg_stat_aio_backends', c, t, 'pg_stat_aio_backends
 SELECT is(ARRAY(SELECT attname::text FROM pg_catalog.pg_attribute
                 WHERE attrelid = 'public.pg_stat_aio_backends'::regclass AND attnum > 0 AND NOT attisdropped
                 ORDER BY attnum),
-          ARRAY['pid', 'backend_type', 'reads_submitted', 'reads_completed', 'bytes_read', 'blocks_direct', 'blocks_fallback', 'fallback_io_error', 'fallback_no_uring', 'fallback_no_odirect', 'fallback_no_fd', 'fallback_verify', 'fallback_no_memory', 'errors', 'short_reads', 'submit_calls', 'wait_calls', 'wait_time_ms', 'max_inflight', 'reads_in_flight', 'io_memory', 'core_reads', 'core_read_bytes', 'core_read_time', 'core_hits', 'core_writes', 'core_write_bytes'],
+          ARRAY['pid', 'backend_type', 'reads_submitted', 'reads_completed', 'bytes_read', 'blocks_direct', 'blocks_fallback', 'fallback_io_error', 'fallback_no_uring', 'fallback_no_odirect', 'fallback_no_fd', 'fallback_verify', 'fallback_no_memory', 'errors', 'short_reads', 'submit_calls', 'wait_calls', 'wait_time_ms', 'read_latency_ms', 'bytes_requested', 'max_inflight', 'reads_in_flight', 'io_memory', 'core_reads', 'core_read_bytes', 'core_read_time', 'core_hits', 'core_writes', 'core_write_bytes'],
           'pg_stat_aio_backends''s columns are in the documented order');
 
 -- pg_stat_aio_histogram
@@ -173,6 +177,8 @@ SELECT results_eq(
              ('submit_calls', 'bigint', 'o'),
              ('wait_calls', 'bigint', 'o'),
              ('wait_time_ms', 'double precision', 'o'),
+             ('read_latency_ms', 'double precision', 'o'),
+             ('bytes_requested', 'bigint', 'o'),
              ('max_inflight', 'bigint', 'o'),
              ('reads_in_flight', 'integer', 'o'),
              ('io_memory', 'bigint', 'o')$$,
@@ -202,6 +208,8 @@ SELECT results_eq(
              ('submit_calls', 'bigint', 'o'),
              ('wait_calls', 'bigint', 'o'),
              ('wait_time_ms', 'double precision', 'o'),
+             ('read_latency_ms', 'double precision', 'o'),
+             ('bytes_requested', 'bigint', 'o'),
              ('max_inflight', 'bigint', 'o'),
              ('reads_in_flight', 'integer', 'o'),
              ('stats_reset', 'timestamp with time zone', 'o')$$,
@@ -264,7 +272,7 @@ SELECT results_eq(
 SELECT is(
     ARRAY(SELECT attname::text FROM pg_catalog.pg_attribute
            WHERE attrelid = 'public.pg_stat_aio_backends'::regclass AND attnum > 0
-           ORDER BY attnum LIMIT 21),
+           ORDER BY attnum LIMIT 23),
     ARRAY(SELECT a.n FROM pg_catalog.pg_proc p,
                  unnest(p.proargnames, p.proargmodes::text[]) WITH ORDINALITY AS a(n, m, o)
            WHERE p.oid = 'public.pg_dio_backend_stats(integer)'::regprocedure AND a.m = 'o'

@@ -24,15 +24,16 @@ ALTER TABLE dio_priv_mine OWNER TO dio_nobody;
 -- than the space the new files were extended with.
 CHECKPOINT;
 
--- How many of pg_dio_backend_stats()'s 19 counters each backend shows.
+-- How many of pg_dio_backend_stats()'s 21 counters each backend shows.
 CREATE TEMP VIEW dio_backend_visibility AS
     SELECT pid, backend_type,
            num_nonnulls(reads_submitted, reads_completed, bytes_read,
                         blocks_direct, blocks_fallback, fallback_io_error,
                         fallback_no_uring, fallback_no_odirect, fallback_no_fd,
                         fallback_verify, fallback_no_memory, errors, short_reads,
-                        submit_calls, wait_calls, wait_time_ms, max_inflight,
-                        reads_in_flight, io_memory) AS nonnull_counters
+                        submit_calls, wait_calls, wait_time_ms, read_latency_ms,
+                        bytes_requested, max_inflight, reads_in_flight,
+                        io_memory) AS nonnull_counters
       FROM pg_dio_backend_stats();
 GRANT SELECT ON dio_backend_visibility TO PUBLIC;
 
@@ -47,8 +48,8 @@ SELECT set_eq(
     $$SELECT pid FROM pg_dio_backend_stats()$$,
     $$SELECT pid FROM pg_stat_activity$$,
     'superuser: pg_dio_backend_stats() lists the backends pg_stat_activity lists');
-SELECT is((SELECT count(*)::int FROM dio_backend_visibility WHERE nonnull_counters <> 19),
-          0, 'superuser: sees all 19 counters of every backend, auxiliary processes included');
+SELECT is((SELECT count(*)::int FROM dio_backend_visibility WHERE nonnull_counters <> 21),
+          0, 'superuser: sees all 21 counters of every backend, auxiliary processes included');
 SELECT cmp_ok((SELECT count(*)::int FROM dio_backend_visibility WHERE backend_type <> 'client backend'),
           '>', 0, 'superuser: (there are auxiliary processes in the list)');
 SELECT ok((SELECT reads_submitted > 0 AND blocks_direct > 0
@@ -163,16 +164,16 @@ SELECT isnt((SELECT query FROM pg_stat_activity WHERE pid = pg_backend_pid()),
           '<insufficient privilege>',
           'session user''s peer: core''s pg_stat_activity shows this backend''s query');
 SELECT is((SELECT nonnull_counters FROM dio_backend_visibility WHERE pid = pg_backend_pid()),
-          19, 'session user''s peer: pg_dio shows this backend''s counters');
+          21, 'session user''s peer: pg_dio shows this backend''s counters');
 SELECT ok((SELECT core_reads IS NOT NULL FROM pg_stat_aio_backends WHERE pid = pg_backend_pid()),
           'session user''s peer: and core''s I/O counters beside them');
 SELECT is((SELECT count(*)::int FROM pg_dio_histogram(pg_backend_pid())),
           25 + 8, 'session user''s peer: and this backend''s histograms');
 SELECT is((SELECT count(*)::int FROM dio_backend_visibility
-            WHERE nonnull_counters NOT IN (0, 19)),
+            WHERE nonnull_counters NOT IN (0, 21)),
           0, 'session user''s peer: every backend shows all counters or none');
 SELECT set_eq(
-    $$SELECT pid FROM dio_backend_visibility WHERE nonnull_counters = 19$$,
+    $$SELECT pid FROM dio_backend_visibility WHERE nonnull_counters = 21$$,
     $$SELECT pid FROM pg_stat_activity WHERE query IS DISTINCT FROM '<insufficient privilege>'$$,
     'session user''s peer: pg_dio shows the counters of exactly the backends whose query core shows');
 SELECT cmp_ok((SELECT count(*)::int FROM dio_backend_visibility WHERE nonnull_counters = 0),
@@ -189,7 +190,7 @@ SELECT lives_ok('SELECT * FROM pg_stat_aios',
     'pg_read_all_stats: can SELECT pg_stat_aios');
 SELECT is((SELECT count(*)::int FROM pg_stat_aios WHERE source = 'pg_dio'),
           0, 'pg_read_all_stats: (no pg_dio read is in flight now)');
-SELECT is((SELECT count(*)::int FROM dio_backend_visibility WHERE nonnull_counters <> 19),
+SELECT is((SELECT count(*)::int FROM dio_backend_visibility WHERE nonnull_counters <> 21),
           0, 'pg_read_all_stats: sees all counters of every backend');
 SELECT is((SELECT count(*)::int FROM dio_backend_visibility),
           (SELECT count(*)::int FROM pg_stat_activity),

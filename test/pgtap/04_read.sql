@@ -4,7 +4,7 @@
 -- Counters are compared as differences between snapshots taken around each
 -- read (pg_dio_backend_stats and pg_dio_histogram for this backend).
 BEGIN;
-SELECT plan(85);
+SELECT plan(88);
 -- The reads are counted in 256kB runs (32 blocks), up to 32 in flight: set
 -- here, not the defaults (1MB, 16), so that the table needs many of them.
 SET LOCAL pg_dio.io_size = '256kB';
@@ -100,6 +100,17 @@ SELECT is((SELECT (d ->> 'size_total')::bigint FROM d), (SELECT reads FROM r),
     'histogram: one size sample per read');
 SELECT is((SELECT (d ->> 'size_5')::bigint FROM d), (SELECT n / 32 FROM dio_rd_blocks),
     'histogram: the full 256kB reads are in the [256kB, 512kB) bucket');
+SELECT is((SELECT (d ->> 'bytes_requested')::bigint FROM d), (SELECT bytes FROM r),
+    'counters: bytes_requested (the size histogram''s sum) grew by the bytes of the reads');
+SELECT ok((SELECT sum((d ->> ('latency_' || h.bucket))::numeric * h.lower_bound)
+                  <= (d ->> 'read_latency_ms')::numeric * 1000
+              AND (d ->> 'read_latency_ms')::numeric * 1000
+                  < sum((d ->> ('latency_' || h.bucket))::numeric * h.upper_bound)
+             FROM d, (SELECT DISTINCT bucket, lower_bound, upper_bound
+                        FROM pg_dio_histogram(pg_backend_pid())
+                       WHERE kind = 'latency' AND upper_bound IS NOT NULL) h
+            GROUP BY d.d),
+    'counters: read_latency_ms (the latency histogram''s sum) lies within the bounds of the reads'' buckets');
 
 -- ===========================================================================
 -- Settings: pg_dio.io_size and pg_dio.queue_depth shape the reads
@@ -287,6 +298,9 @@ SELECT cmp_ok((SELECT elapsed_ms FROM r_delay), '>=', 20::float8,
     'delay: the read took at least pg_dio.inject_delay');
 SELECT cmp_ok((pg_temp.dio_delta('delay') ->> 'wait_time_ms')::float8, '>=', 10::float8,
     'delay: the backend spent that time waiting for completions');
+SELECT cmp_ok((pg_temp.dio_delta('delay') ->> 'read_latency_ms')::float8, '>=',
+              (SELECT 20.0 * reads FROM r_delay)::float8,
+    'delay: read_latency_ms sums every read''s latency of at least pg_dio.inject_delay');
 SELECT ok((SELECT sum(count) FROM pg_dio_histogram(pg_backend_pid())
             WHERE kind = 'latency' AND lower_bound >= 16384) >= (SELECT reads FROM r_delay),
     'delay: every delayed read is in a latency bucket of 16ms or more');
