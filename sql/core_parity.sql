@@ -20,14 +20,16 @@ BEGIN
     EXECUTE 'EXPLAIN (COSTS OFF) ' || q INTO nodes;
     SELECT string_agg(DISTINCT m[1], ', ') INTO nodes
       FROM (SELECT regexp_matches(string_agg(p, ' '),
-                                  '(DirectSeqScan|PrefetchIndexScan|PrefetchIndexOnlyScan)', 'g') m
+                                  '(DirectSeqScan|PrefetchIndexScan|PrefetchIndexOnlyScan|ProbePrefetch)', 'g') m
               FROM cp_plan(q) p) s;
     EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO r_on;
     PERFORM set_config('pg_dio.enable_direct_scan', 'off', true);
     PERFORM set_config('pg_dio.enable_index_prefetch', 'off', true);
+    PERFORM set_config('pg_dio.enable_probe_prefetch', 'off', true);
     EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO r_off;
     PERFORM set_config('pg_dio.enable_direct_scan', 'on', true);
     PERFORM set_config('pg_dio.enable_index_prefetch', 'on', true);
+    PERFORM set_config('pg_dio.enable_probe_prefetch', 'on', true);
     RETURN CASE WHEN r_on IS NOT DISTINCT FROM r_off
                 THEN 'same: ' || coalesce(cardinality(r_on), 0) || ' rows'
                 ELSE 'DIFFERENT: ' || coalesce(r_on::text, 'none') || ' vs ' || coalesce(r_off::text, 'none')

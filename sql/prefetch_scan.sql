@@ -36,9 +36,10 @@ BEGIN
 END
 $$;
 
--- Run a query with pg_dio.enable_index_prefetch on and off, in one
--- transaction.  With it on the plan must have PrefetchIndex(Only)Scan nodes,
--- with it off none.  same_plan: apart from the node names the two plans must
+-- Run a query with pg_dio.enable_index_prefetch on and off (and
+-- pg_dio.enable_probe_prefetch as set, and off), in one transaction.  With
+-- them on the plan must have PrefetchIndex(Only)Scan or ProbePrefetch nodes,
+-- with them off none.  same_plan: apart from the node names the two plans must
 -- be the same (lines compared sorted: a custom scan prints its Filter before
 -- its Index Cond).  Rows are compared in output order (ordered), else as
 -- multisets.  Says how many rows and which of our nodes, or what differs.
@@ -47,6 +48,7 @@ RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
     saved text := current_setting('pg_dio.enable_index_prefetch');
+    saved_probe text := current_setting('pg_dio.enable_probe_prefetch');
     p_on text[];
     p_off text[];
     nodes text;
@@ -59,7 +61,7 @@ BEGIN
     PERFORM set_config('pg_dio.enable_index_prefetch', 'on', true);
     p_on := pf_plan(q);
     SELECT string_agg(m[1], ', ') INTO nodes
-      FROM unnest(p_on) l, regexp_matches(l, 'Custom Scan \((PrefetchIndex\w*)\)', 'g') m;
+      FROM unnest(p_on) l, regexp_matches(l, 'Custom Scan \((PrefetchIndex\w*|ProbePrefetch)\)', 'g') m;
     r_on := pf_rows(q);
     -- the other way of reading (io_method=worker: advised reads by the scan
     -- itself with advice on, the read stream with it off) must agree
@@ -71,9 +73,11 @@ BEGIN
                       advice, cardinality(r_on), cardinality(r_on2));
     END IF;
     PERFORM set_config('pg_dio.enable_index_prefetch', 'off', true);
+    PERFORM set_config('pg_dio.enable_probe_prefetch', 'off', true);
     p_off := pf_plan(q);
     r_off := pf_rows(q);
     PERFORM set_config('pg_dio.enable_index_prefetch', saved, true);
+    PERFORM set_config('pg_dio.enable_probe_prefetch', saved_probe, true);
     IF nodes IS NULL THEN
         RETURN 'no PrefetchIndex scan in the plan: ' || array_to_string(p_on, E'\n');
     END IF;
@@ -81,10 +85,7 @@ BEGIN
         RETURN 'PrefetchIndex scan although disabled';
     END IF;
     IF same_plan AND
-       (SELECT array_agg(l ORDER BY l) FROM
-            (SELECT replace(replace(l, 'Custom Scan (PrefetchIndexScan)', 'Index Scan'),
-                            'Custom Scan (PrefetchIndexOnlyScan)', 'Index Only Scan') l
-               FROM unnest(p_on) l) s)
+       (SELECT array_agg(l ORDER BY l) FROM unnest(dio_core_plan(p_on)) l)
        IS DISTINCT FROM (SELECT array_agg(l ORDER BY l) FROM unnest(p_off) l) THEN
         RETURN E'PLANS DIFFER\n' || array_to_string(p_on, E'\n') || E'\n---- core:\n' ||
                array_to_string(p_off, E'\n');

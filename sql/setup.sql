@@ -130,6 +130,44 @@ BEGIN
 END
 $$;
 
+-- A plan (one line an element) as core's: pg_dio's scans under core's names,
+-- and a ProbePrefetch dropped with its own lines, its child moved up a level
+-- in its place (EXPLAIN indents a level by six).
+CREATE FUNCTION dio_core_plan(p text[]) RETURNS text[]
+LANGUAGE plpgsql AS $$
+DECLARE
+    r text[] := '{}';
+    l text;
+    ind int;
+    cut int;            -- indent of the ProbePrefetch being dropped
+    in_child boolean;
+BEGIN
+    FOREACH l IN ARRAY p LOOP
+        ind := length(l) - length(ltrim(l));
+        IF cut IS NOT NULL AND ind <= cut THEN
+            cut := NULL;
+        END IF;
+        IF cut IS NULL AND l ~ '^\s*->  Custom Scan \(ProbePrefetch\)' THEN
+            cut := ind;
+            in_child := false;
+            CONTINUE;
+        END IF;
+        IF cut IS NOT NULL THEN
+            IF NOT in_child AND ltrim(l) !~ '^->' THEN
+                CONTINUE;
+            END IF;
+            in_child := true;
+            l := substr(l, 7);
+        END IF;
+        r := r || replace(replace(replace(l,
+                 'Custom Scan (PrefetchIndexScan)', 'Index Scan'),
+                 'Custom Scan (PrefetchIndexOnlyScan)', 'Index Only Scan'),
+                 'Custom Scan (DirectSeqScan)', 'Seq Scan');
+    END LOOP;
+    RETURN r;
+END
+$$;
+
 -- What the DirectSeqScan nodes of a query did (EXPLAIN ANALYZE, summed).
 CREATE FUNCTION dio_scan_stats(q text,
     OUT nodes int, OUT direct_blocks bigint, OUT direct_reads bigint,

@@ -29,6 +29,7 @@
 #include "scan_direct.h"
 #include "scan_plan.h"
 #include "scan_prefetch.h"
+#include "scan_probe.h"
 
 PG_MODULE_MAGIC_EXT(.name = "pg_dio",.version = PG_DIO_VERSION);
 
@@ -62,6 +63,7 @@ _PG_init(void)
 	dio_safety_define_settings();
 	dio_direct_init();
 	dio_prefetch_init();
+	dio_probe_init();
 	dio_plan_init();
 
 	MarkGUCPrefixReserved("pg_dio");

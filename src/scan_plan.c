@@ -46,6 +46,7 @@
 #include "scan_direct.h"
 #include "scan_plan.h"
 #include "scan_prefetch.h"
+#include "scan_probe.h"
 
 static planner_hook_type prev_planner_hook = NULL;
 
@@ -53,6 +54,7 @@ typedef struct DioSubst
 {
 	PlannedStmt *stmt;
 	bool		plain;			/* a SELECT without row marks or modifying CTEs */
+	int			next_id;		/* plan node ID for a node pg_dio adds */
 } DioSubst;
 
 /*
@@ -137,12 +139,69 @@ dio_subst_walk(DioSubst *cx, Plan *plan, bool need_mark)
 			if (dio_generic_custom_node((CustomScan *) plan))
 				dio_subst_list(cx, ((CustomScan *) plan)->custom_plans);
 			break;
+		case T_NestLoop:
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, false);
+			plan->righttree = dio_subst_walk(cx, plan->righttree, false);
+			sub = dio_probe_substitute(cx->stmt, (NestLoop *) plan, cx->plain, &cx->next_id);
+			if (sub != NULL)
+			{
+				plan->lefttree = sub;
+				sub = NULL;
+			}
+			break;
 		default:
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, false);
 			plan->righttree = dio_subst_walk(cx, plan->righttree, false);
 			break;
 	}
 	return sub != NULL ? sub : plan;
+}
+
+/* The largest plan node ID in the tree (core numbers them from 0). */
+static int
+dio_max_plan_id(Plan *plan)
+{
+	int			id;
+	List	   *lists[2] = {NIL, NIL};
+
+	if (plan == NULL)
+		return -1;
+	check_stack_depth();
+	id = Max(plan->plan_node_id, Max(dio_max_plan_id(plan->lefttree),
+									  dio_max_plan_id(plan->righttree)));
+	switch (nodeTag(plan))
+	{
+		case T_Append:
+			lists[0] = ((Append *) plan)->appendplans;
+			break;
+		case T_MergeAppend:
+			lists[0] = ((MergeAppend *) plan)->mergeplans;
+			break;
+		case T_BitmapAnd:
+			lists[0] = ((BitmapAnd *) plan)->bitmapplans;
+			break;
+		case T_BitmapOr:
+			lists[0] = ((BitmapOr *) plan)->bitmapplans;
+			break;
+		case T_SubqueryScan:
+			id = Max(id, dio_max_plan_id(((SubqueryScan *) plan)->subplan));
+			break;
+		case T_CustomScan:
+			lists[0] = ((CustomScan *) plan)->custom_plans;
+			break;
+		case T_ModifyTable:
+			break;
+		default:
+			break;
+	}
+	for (int i = 0; i < 2; i++)
+	{
+		ListCell   *lc;
+
+		foreach(lc, lists[i])
+			id = Max(id, dio_max_plan_id((Plan *) lfirst(lc)));
+	}
+	return id;
 }
 
 /* May the plan, planned with these cursor options, be run backward? */
@@ -174,6 +233,13 @@ dio_planner(DIO_PLANNER_PARAMS)
 	cx.stmt = stmt;
 	cx.plain = stmt->commandType == CMD_SELECT && stmt->rowMarks == NIL &&
 		!stmt->hasModifyingCTE;
+	cx.next_id = dio_max_plan_id(stmt->planTree) + 1;
+	{
+		ListCell   *lc;
+
+		foreach(lc, stmt->subplans)
+			cx.next_id = Max(cx.next_id, dio_max_plan_id((Plan *) lfirst(lc)) + 1);
+	}
 	stmt->planTree = dio_subst_walk(&cx, stmt->planTree, false);
 	dio_subst_list(&cx, stmt->subplans);
 	return stmt;

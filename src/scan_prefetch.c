@@ -2643,3 +2643,21 @@ dio_prefetch_init(void)
 	RegisterCustomScanMethods(&pf_scan_methods);
 	RegisterCustomScanMethods(&pf_only_methods);
 }
+
+/*
+ * If 'cscan' is a PrefetchIndexScan or PrefetchIndexOnlyScan: its index, and
+ * its index conditions on index columns (as core's indexqual).
+ */
+bool
+pf_plan_index(const CustomScan *cscan, Oid *indexoid, bool *index_only, List **indexqual)
+{
+	List	   *ids;
+
+	if (cscan->methods != &pf_scan_methods && cscan->methods != &pf_only_methods)
+		return false;
+	ids = linitial(cscan->custom_private);
+	*indexoid = linitial_oid(ids);
+	*index_only = lsecond_oid(ids) != 0;
+	*indexqual = linitial(cscan->custom_exprs);
+	return true;
+}

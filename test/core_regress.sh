@@ -65,8 +65,8 @@ as_user() {
 	fi
 }
 
-OFF="-c pg_dio.enable_direct_scan=off -c pg_dio.enable_index_prefetch=off"
-ON="-c pg_dio.enable_direct_scan=on -c pg_dio.direct_scan_threshold=0 -c pg_dio.enable_index_prefetch=on -c pg_dio.index_prefetch_min_rows=0"
+OFF="-c pg_dio.enable_direct_scan=off -c pg_dio.enable_index_prefetch=off -c pg_dio.enable_probe_prefetch=off"
+ON="-c pg_dio.enable_direct_scan=on -c pg_dio.direct_scan_threshold=0 -c pg_dio.enable_index_prefetch=on -c pg_dio.index_prefetch_min_rows=0 -c pg_dio.enable_probe_prefetch=on"
 
 # run_mode SUITE MODE OPTIONS: one run of a suite into $OUT/SUITE-MODE
 run_mode() {

@@ -4,7 +4,9 @@
 EXPLAIN output is normalized first: pg_dio's nodes take core's names
 (DirectSeqScan -> Seq Scan, PrefetchIndexScan -> Index Scan,
 PrefetchIndexOnlyScan -> Index Only Scan) and lines only pg_dio prints are
-dropped, in text, JSON, YAML and XML.  Everything else, plan shapes included,
+dropped, in text, JSON, YAML and XML.  A ProbePrefetch node, which pg_dio
+puts between a nested loop and its outer plan, is dropped with its own
+lines in text format, its child moved up a level into its place.  Everything else, plan shapes included,
 must match.  A test named in the allowed list (with its reason) may differ;
 its difference is printed for information and does not fail.
 
@@ -46,6 +48,7 @@ NODE_JSON = re.compile(r'("Node Type": |Node Type: |<Node-Type>)"?Custom Scan"?'
 
 
 FOOTER = re.compile(r"^\((\d+) rows?\)\s*$")
+PROBE = re.compile(r"^(\s*)->  Custom Scan \(ProbePrefetch\)")
 CONT = re.compile(r"\s*\+\s*$")
 
 
@@ -60,7 +63,27 @@ def normalize(lines):
     rows they were counted as in psql's "(N rows)" footers)."""
     out = []
     dropped = 0
+    cut = None          # indent of the ProbePrefetch title being dropped
+    in_child = False
     for i, line in enumerate(lines):
+        body = CONT.sub("", line).rstrip("\n")
+        indent = len(body) - len(body.lstrip(" "))
+        if cut is not None and body.strip() and indent <= cut:
+            cut = None
+        probe = PROBE.match(body)
+        if cut is None and probe:
+            cut, in_child = len(probe.group(1)), False
+            if i == 0 or not CONT.search(lines[i - 1]):
+                dropped += 1
+            continue
+        if cut is not None:
+            if not in_child and not body.lstrip().startswith("->"):
+                # the node's title and its own lines
+                if i == 0 or not CONT.search(lines[i - 1]):
+                    dropped += 1
+                continue
+            in_child = True
+            line = line[6:] if line.startswith(" " * (cut + 6)) else line
         if pg_dio_only(line):
             # a line of its own is a row of its own: not a cell's continuation
             if i == 0 or not CONT.search(lines[i - 1]):

@@ -213,6 +213,7 @@ SELECT results_eq(
     $$VALUES ('pg_dio.direct_scan_threshold', 'integer', '8kB', '0', '1073741823', 'user', '2048'),
              ('pg_dio.enable_direct_scan', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.enable_index_prefetch', 'bool', NULL, NULL, NULL, 'user', 'on'),
+             ('pg_dio.enable_probe_prefetch', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.index_direct_read', 'bool', NULL, NULL, NULL, 'user', 'off'),
              ('pg_dio.index_prefetch_advice', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.index_prefetch_combine', 'bool', NULL, NULL, NULL, 'user', 'on'),
@@ -220,6 +221,7 @@ SELECT results_eq(
              ('pg_dio.io_size', 'integer', 'kB', '8', '1024', 'user', '1024'),
              ('pg_dio.max_io_memory', 'integer', 'kB', '2048', '2147483647', 'user', '262144'),
              ('pg_dio.os_cache_check', 'bool', NULL, NULL, NULL, 'user', 'on'),
+             ('pg_dio.probe_prefetch_distance', 'integer', NULL, '1', '1024', 'user', '64'),
              ('pg_dio.queue_depth', 'integer', NULL, '1', '128', 'user', '16'),
              ('pg_dio.resident_sweep', 'enum', NULL, NULL, NULL, 'user', 'auto')$$,
     'pg_dio''s settings: type, unit, range, context and default');

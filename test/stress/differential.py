@@ -256,6 +256,7 @@ class Stats:
         self.seq_direct = 0
         self.index_compares = 0
         self.index_prefetch = 0
+        self.index_probe = 0
         self.index_direct = 0
         self.index_seq_compares = 0
         self.cursor_compares = 0
@@ -370,6 +371,7 @@ def index_reader_round(db, rng, stats, on_standby=False):
         "\\echo @@direct_on",
         "SELECT blocks_direct FROM pg_dio_backend_stats(pg_backend_pid());",
         "SET LOCAL pg_dio.enable_index_prefetch = off;",
+        "SET LOCAL pg_dio.enable_probe_prefetch = off;",
         "\\echo @@plan_off",
         f"EXPLAIN (COSTS OFF) {d}",
         "\\echo @@rows_off",
@@ -391,6 +393,8 @@ def index_reader_round(db, rng, stats, on_standby=False):
             stats.failures.append(f"PrefetchIndex scan although disabled: {q}\n{plan_off}")
             return
         stats.index_compares += 1
+        if "ProbePrefetch" in plan_on:
+            stats.index_probe += 1
         if "PrefetchIndex" in plan_on:
             stats.index_prefetch += 1
             # (a DirectSeqScan in the plan would have read directly too)
@@ -489,6 +493,7 @@ def current_of_round(db, rng, stats, again=None):
         legs += ["SAVEPOINT s;",
                  f"SET LOCAL pg_dio.enable_index_prefetch = {leg};",
                  "SET LOCAL pg_dio.index_prefetch_min_rows = 0;",
+                 f"SET LOCAL pg_dio.enable_probe_prefetch = {leg};",
                  f"SET LOCAL pg_dio.enable_direct_scan = {leg};",
                  f"\\echo @@plan_{leg}",
                  f"EXPLAIN (COSTS OFF) DECLARE c NO SCROLL CURSOR FOR {q};",
@@ -884,6 +889,7 @@ def main():
           f"{stats.compares} sequential ({stats.seq_direct} reading blocks directly), "
           f"{stats.index_compares} index "
           f"({stats.index_prefetch} with PrefetchIndexScan/PrefetchIndexOnlyScan, "
+          f"{stats.index_probe} with ProbePrefetch, "
           f"{stats.index_direct} of them reading heap blocks directly, "
           f"{stats.index_seq_compares} also against a plan without index scans), "
           f"{stats.cursor_compares} scrolling cursors, {stats.current_of_compares} WHERE CURRENT OF "

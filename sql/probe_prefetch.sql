@@ -1,0 +1,196 @@
+--
+-- probe_prefetch: ProbePrefetch stands between a nested loop and its outer
+-- plan, reads outer rows ahead and advises the heap blocks of the inner's
+-- index probes.  It returns the outer rows unchanged, so every join returns
+-- core's rows in core's order; it is planned only where reading the outer
+-- side ahead cannot be seen.
+--
+SET jit = off;
+SET max_parallel_workers_per_gather = 0;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_memoize = off;
+SET enable_bitmapscan = off;
+SET pg_dio.direct_scan_threshold = 0;
+
+CREATE TABLE pp_t (id int, g int, k text, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO pp_t SELECT i, i / 4, 'k' || (i % 5000), repeat('p', 1500)
+  FROM generate_series(1, 20000) i;
+CREATE UNIQUE INDEX pp_t_id ON pp_t (id);
+CREATE INDEX pp_t_g ON pp_t (g);
+CREATE INDEX pp_t_k ON pp_t (k, id);
+CREATE TABLE pp_o (x int, y int, s text) WITH (autovacuum_enabled = off);
+INSERT INTO pp_o SELECT (i * 7919) % 20011, i % 7, 'k' || (i * 13 % 5000)
+  FROM generate_series(1, 2000) i;
+INSERT INTO pp_o VALUES (NULL, 1, NULL), (-5, 2, 'none');
+VACUUM (ANALYZE) pp_t, pp_o;
+
+-- Run a query with ProbePrefetch allowed and not: the pg_dio nodes of the
+-- first plan, and whether both return the same rows in the same order (or as
+-- multisets) and, apart from pg_dio's nodes, the same plan.
+CREATE FUNCTION pp_compare(q text, ordered boolean DEFAULT true) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    p_on text[];
+    p_off text[];
+    r_on text[];
+    r_off text[];
+    nodes text;
+BEGIN
+    PERFORM set_config('pg_dio.enable_probe_prefetch', 'on', true);
+    p_on := ARRAY(SELECT dio_plan(q));
+    SELECT string_agg(m[1], ', ') INTO nodes
+      FROM unnest(p_on) l, regexp_matches(l, 'Custom Scan \((\w+)\)', 'g') m;
+    EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO r_on;
+    PERFORM set_config('pg_dio.enable_probe_prefetch', 'off', true);
+    PERFORM set_config('pg_dio.enable_index_prefetch', 'off', true);
+    PERFORM set_config('pg_dio.enable_direct_scan', 'off', true);
+    p_off := ARRAY(SELECT dio_plan(q));
+    EXECUTE format('SELECT array_agg(x::text) FROM (%s) x', q) INTO r_off;
+    PERFORM set_config('pg_dio.enable_probe_prefetch', 'on', true);
+    PERFORM set_config('pg_dio.enable_index_prefetch', 'on', true);
+    PERFORM set_config('pg_dio.enable_direct_scan', 'on', true);
+    IF NOT ordered THEN
+        r_on := ARRAY(SELECT x FROM unnest(r_on) x ORDER BY x);
+        r_off := ARRAY(SELECT x FROM unnest(r_off) x ORDER BY x);
+    END IF;
+    IF dio_core_plan(p_on) IS DISTINCT FROM p_off THEN
+        RETURN E'PLANS DIFFER\n' || array_to_string(p_on, E'\n') || E'\n---- core:\n' ||
+               array_to_string(p_off, E'\n');
+    END IF;
+    RETURN CASE WHEN r_on IS NOT DISTINCT FROM r_off
+                THEN 'same: ' || coalesce(cardinality(r_on), 0) || ' rows'
+                ELSE 'DIFFERENT: ' || coalesce(cardinality(r_on), 0) || ' vs ' ||
+                     coalesce(cardinality(r_off), 0) || ' rows'
+           END || ', ' || coalesce(nodes, 'no pg_dio node');
+END
+$$;
+
+-- EXPLAIN ANALYZE (JSON): ProbePrefetch's figures and its outer's rows.
+CREATE FUNCTION pp_counts(q text, OUT probes bigint, OUT advised bigint,
+                          OUT cached bigint, OUT outer_rows numeric)
+LANGUAGE plpgsql AS $$
+DECLARE
+    j jsonb;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+    SELECT (n ->> 'Probes')::bigint, (n ->> 'Heap Blocks Advised')::bigint,
+           (n ->> 'Heap Blocks In Shared Buffers')::bigint,
+           (n -> 'Plans' -> 0 ->> 'Actual Rows')::numeric
+      INTO probes, advised, cached, outer_rows
+      FROM jsonb_path_query(j, 'strict $.**') n
+     WHERE n ->> 'Custom Plan Provider' = 'ProbePrefetch'
+     LIMIT 1;
+END
+$$;
+
+--
+-- Where it stands: below the join, over the outer scan
+--
+SELECT dio_plan('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
+EXPLAIN (VERBOSE, COSTS OFF) SELECT o.x, o.s, t.g FROM pp_o o JOIN pp_t t ON t.id = o.x + 1 WHERE o.y = 3;
+DO $$
+DECLARE
+    j jsonb;
+BEGIN
+    EXECUTE 'EXPLAIN (COSTS OFF, FORMAT JSON) SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x' INTO j;
+    RAISE NOTICE 'JSON: %', (SELECT n - 'Plans' FROM jsonb_path_query(j, 'strict $.**') n
+                               WHERE n ->> 'Custom Plan Provider' = 'ProbePrefetch');
+END
+$$;
+
+--
+-- Every join type, every kind of inner scan: core's rows in core's order
+--
+SELECT pp_compare('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
+SELECT pp_compare('SELECT o.x, t.id, t.k FROM pp_o o LEFT JOIN pp_t t ON t.id = o.x');
+SELECT pp_compare('SELECT o.x FROM pp_o o WHERE EXISTS (SELECT FROM pp_t t WHERE t.id = o.x)');
+SELECT pp_compare('SELECT o.x FROM pp_o o WHERE NOT EXISTS (SELECT FROM pp_t t WHERE t.id = o.x)');
+-- more rows a probe: PrefetchIndexScan inner
+SELECT pp_compare('SELECT o.x, t.id, t.pad FROM pp_o o JOIN pp_t t ON t.g = o.x / 4');
+-- index-only inner
+SELECT pp_compare('SELECT o.x, t.id FROM pp_o o JOIN pp_t t ON t.id BETWEEN o.x AND o.x + 3');
+-- two parameters, text keys (by reference), NULL keys
+SELECT pp_compare('SELECT o.s, t.id FROM pp_o o JOIN pp_t t ON t.k = o.s AND t.id > o.y * 1000');
+SELECT pp_compare('SELECT o.x, o.s, t.id FROM pp_o o LEFT JOIN pp_t t ON t.k = o.s AND t.id < 100');
+-- a parameter computed from the outer row
+SELECT pp_compare('SELECT o.x, t.g FROM pp_o o JOIN pp_t t ON t.id = (o.x * 3) % 20000 + 1');
+-- Memoize over the inner
+SET enable_memoize = on;
+SELECT dio_plan('SELECT o.y, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.y');
+SELECT pp_compare('SELECT o.y, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.y');
+SET enable_memoize = off;
+-- stopped early: LIMIT, and a cursor read in part
+SELECT pp_compare('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x LIMIT 7');
+BEGIN;
+DECLARE c NO SCROLL CURSOR FOR SELECT o.x, t.id FROM pp_o o JOIN pp_t t ON t.id = o.x;
+FETCH 3 FROM c;
+FETCH 2 FROM c;
+CLOSE c;
+COMMIT;
+-- rescanned: the join inside a correlated subquery, run once per outer row
+SELECT pp_compare('SELECT a.y, (SELECT count(*) FROM pp_o o JOIN pp_t t ON t.id = o.x WHERE o.y = a.y)
+                     FROM (SELECT DISTINCT y FROM pp_o) a ORDER BY a.y');
+-- a look-ahead of one row
+SET pg_dio.probe_prefetch_distance = 1;
+SELECT pp_compare('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
+RESET pg_dio.probe_prefetch_distance;
+-- in parallel workers, the outer a parallel scan
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT dio_plan('SELECT sum(t.g) FROM pp_o o JOIN pp_t t ON t.id = o.x');
+SELECT pp_compare('SELECT sum(t.g), count(*) FROM pp_o o JOIN pp_t t ON t.id = o.x');
+SELECT probes > 0 AS probed_in_workers
+  FROM pp_counts('SELECT sum(t.g) FROM pp_o o JOIN pp_t t ON t.id = o.x');
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+
+--
+-- Where it does not stand
+--
+-- a volatile outer scan would be evaluated further than core evaluates it
+SELECT dio_plan('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x WHERE o.x + random() * 0 >= 0');
+-- (a volatile join filter is the join's: evaluated as core does)
+SELECT dio_plan('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x WHERE random() >= 0');
+-- not a plain SELECT
+SELECT dio_plan('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x FOR UPDATE OF o');
+-- the outer is not a scan
+SELECT dio_plan('SELECT ab.x, t.pad FROM (SELECT a.x FROM pp_o a JOIN pp_o b ON b.x = a.x OFFSET 0) ab
+                   JOIN pp_t t ON t.id = ab.x');
+-- the inner is not a parameterized index scan
+SELECT dio_plan('SELECT o.x, t.id FROM pp_o o JOIN pp_t t ON t.k = o.s || ''x'' AND t.pad = ''-''');
+-- disabled
+SET pg_dio.enable_probe_prefetch = off;
+SELECT dio_plan('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
+RESET pg_dio.enable_probe_prefetch;
+
+--
+-- What it did: every outer row probed when the heap is cold; once the
+-- blocks are in shared buffers it probes only one row in 32
+--
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT probes > outer_rows * 3 / 4 AS probed, advised > 0 AS advised_reads,
+       advised + cached <= probes AS one_block_a_probe
+  FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
+SELECT probes < outer_rows / 4 AS sampling_when_cached, cached > 0 AS saw_cached
+  FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
+
+-- (checks: the settings)
+SELECT name, setting, unit, min_val, max_val, context FROM pg_settings
+ WHERE name IN ('pg_dio.enable_probe_prefetch', 'pg_dio.probe_prefetch_distance') ORDER BY name;
+SET pg_dio.probe_prefetch_distance = 0;
+
+DROP FUNCTION pp_compare, pp_counts;
+DROP TABLE pp_t, pp_o;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_memoize;
+RESET enable_bitmapscan;
+RESET pg_dio.direct_scan_threshold;
+RESET max_parallel_workers_per_gather;
+RESET jit;

@@ -1,0 +1,624 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan_probe.c
+ *	  ProbePrefetch: read a nested loop's outer side ahead, and get the heap
+ *	  blocks the inner index probes will need in flight before they run.
+ *
+ * A Nested Loop whose inner side is a parameterized index scan probes the
+ * index once per outer row, and each probe waits for its heap block.  No
+ * index scan can read ahead across probes: the next probe's keys come from
+ * an outer row it has not seen.  ProbePrefetch stands between the Nested
+ * Loop and its outer plan.  It reads outer rows ahead into a bounded queue
+ * and, for each row queued, computes the inner's index keys from the row (the
+ * join's parameters, set in a parameter array of its own), probes the index
+ * with a scan of its own and advises the kernel of the heap blocks the probe
+ * will fetch (PrefetchBuffer).  It returns the outer rows in their order,
+ * unchanged: the join, its rows and every result stay core's.
+ *
+ * Planned (dio_probe_substitute) only where reading the outer side further
+ * ahead than core cannot be seen: a plain SELECT whose outer plan is a scan
+ * without volatile functions or initplans, and an inner index scan of a heap
+ * table (IndexScan, IndexOnlyScan, PrefetchIndex(Only)Scan, possibly under
+ * Memoize) whose index conditions use only the join's own parameters and no
+ * volatile functions.
+ *
+ * How far ahead adapts: the look-ahead doubles after a probe that started a
+ * read, up to pg_dio.probe_prefetch_distance outer rows, and shrinks by one
+ * after a probe whose blocks were all in shared buffers; after 32 such probes
+ * in a row only every 32nd row is probed, until one starts a read again.
+ *
+ * Lifetime: the queued rows live in the node's own memory context, reset at
+ * a rescan; the row returned last stays valid until the next call, as the
+ * Nested Loop reads the inner's parameters from it.  The private index scan
+ * is not counted in the index's statistics (core counts the inner's).
+ *
+ * Copyright (c) 2026, pg_dio developers
+ *
+ * IDENTIFICATION
+ *	  src/scan_probe.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/visibilitymap.h"
+#include "catalog/pg_am_d.h"
+#include "catalog/pg_class_d.h"
+#include "commands/explain.h"
+#include "commands/explain_format.h"
+#include "executor/executor.h"
+#include "executor/nodeIndexscan.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "storage/bufmgr.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "compat.h"
+#include "scan_prefetch.h"
+#include "scan_probe.h"
+
+#define PROBE_NAME			"ProbePrefetch"
+/* heap blocks advised per probe at most */
+#define PROBE_MAX_BLOCKS	32
+/* probes in a row without a read before the node only samples */
+#define PROBE_IDLE_LIMIT	32
+
+bool		pg_dio_enable_probe_prefetch = true;
+int			pg_dio_probe_prefetch_distance = 64;
+
+typedef struct ProbeState
+{
+	CustomScanState css;
+	PlanState  *outer;
+
+	/* the inner's index and heap, and the scan that probes ahead */
+	Relation	heap;
+	Relation	index;
+	bool		index_only;
+	IndexScanDesc scan;
+	ScanKey		keys;
+	int			nkeys;
+	IndexRuntimeKeyInfo *rtkeys;
+	int			nrtkeys;
+	ExprContext *econtext;		/* evaluates rtkeys with 'params' */
+	ParamExecData *params;
+	int			nparams;
+	int		   *paramnos;		/* the join's PARAM_EXEC numbers ... */
+	AttrNumber *attnos;			/* ... and the outer columns that set them */
+	Buffer		vmbuf;
+	TupleTableSlot *probe_slot;
+
+	/* the outer rows read ahead */
+	MemoryContext qcxt;
+	MinimalTuple *queue;
+	int			qsize;
+	int			qhead;
+	int			qcount;
+	MinimalTuple returned;		/* freed at the next call */
+	bool		outer_done;
+	int			distance;
+	int			max_allowed;	/* pg_dio.probe_prefetch_distance */
+	int			idle;			/* probes in a row that started no read */
+	uint64		skipped;		/* rows not probed since going idle */
+
+	/* EXPLAIN ANALYZE */
+	uint64		probes;
+	uint64		blocks_advised;	/* PrefetchBuffer started a read */
+	uint64		blocks_cached;	/* in shared buffers already */
+	int			max_distance;
+} ProbeState;
+
+static Node *probe_create_state(CustomScan *cscan);
+static void probe_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *probe_exec(CustomScanState *node);
+static void probe_end(CustomScanState *node);
+static void probe_rescan(CustomScanState *node);
+static void probe_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+static const CustomScanMethods probe_methods = {
+	.CustomName = PROBE_NAME,
+	.CreateCustomScanState = probe_create_state,
+};
+
+static const CustomExecMethods probe_exec_methods = {
+	.CustomName = PROBE_NAME,
+	.BeginCustomScan = probe_begin,
+	.ExecCustomScan = probe_exec,
+	.EndCustomScan = probe_end,
+	.ReScanCustomScan = probe_rescan,
+	.ExplainCustomScan = probe_explain,
+};
+
+/* ======================================================================
+ * Planner
+ * ====================================================================== */
+
+typedef struct ProbeParamCheck
+{
+	List	   *allowed;		/* the join's PARAM_EXEC numbers */
+	bool		ok;
+} ProbeParamCheck;
+
+/* Does the expression use only the allowed PARAM_EXEC params, no others? */
+static bool
+probe_params_walker(Node *node, ProbeParamCheck *cx)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+	{
+		Param	   *p = (Param *) node;
+
+		if (p->paramkind != PARAM_EXEC || !list_member_int(cx->allowed, p->paramid))
+			cx->ok = false;
+		return false;
+	}
+	if (IsA(node, SubPlan) || IsA(node, AlternativeSubPlan))
+	{
+		cx->ok = false;
+		return false;
+	}
+	return expression_tree_walker(node, probe_params_walker, cx);
+}
+
+/* A scan of a base relation, with nothing volatile and no initplan. */
+static bool
+probe_outer_ok(Plan *outer)
+{
+	switch (nodeTag(outer))
+	{
+		case T_SeqScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+		case T_CustomScan:
+			break;
+		default:
+			return false;
+	}
+	if (IsA(outer, CustomScan) && ((CustomScan *) outer)->custom_plans != NIL)
+		return false;
+	return outer->initPlan == NIL &&
+		!contain_volatile_functions((Node *) outer->targetlist) &&
+		!contain_volatile_functions((Node *) outer->qual);
+}
+
+/*
+ * The inner index scan of the join, below Memoize: its relation, index and
+ * index conditions; false if it is none pg_dio can probe.
+ */
+static bool
+probe_inner(PlannedStmt *stmt, Plan *inner, Index *rti, Oid *indexoid,
+			bool *index_only, List **indexqual)
+{
+	RangeTblEntry *rte;
+	const IndexAmRoutine *am;
+	bool		gettuple;
+
+	if (IsA(inner, Memoize))
+		inner = inner->lefttree;
+	if (IsA(inner, IndexScan))
+	{
+		IndexScan  *is = (IndexScan *) inner;
+
+		if (is->indexorderby != NIL || is->indexorderdir != ForwardScanDirection)
+			return false;
+		*indexoid = is->indexid;
+		*index_only = false;
+		*indexqual = is->indexqual;
+	}
+	else if (IsA(inner, IndexOnlyScan))
+	{
+		IndexOnlyScan *ios = (IndexOnlyScan *) inner;
+
+		if (ios->indexorderby != NIL || ios->indexorderdir != ForwardScanDirection)
+			return false;
+		*indexoid = ios->indexid;
+		*index_only = true;
+		*indexqual = ios->indexqual;
+	}
+	else if (!IsA(inner, CustomScan) ||
+			 !pf_plan_index((CustomScan *) inner, indexoid, index_only, indexqual))
+		return false;
+	if (inner->parallel_aware)
+		return false;
+	*rti = ((Scan *) inner)->scanrelid;
+	rte = rt_fetch(*rti, stmt->rtable);
+	if (rte->rtekind != RTE_RELATION || rte->inh ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW) ||
+		get_rel_relam(rte->relid) != HEAP_TABLE_AM_OID)
+		return false;
+	am = GetIndexAmRoutineByAmId(get_rel_relam(*indexoid), false);
+	gettuple = am->amgettuple != NULL;
+	dio_free_amroutine(am);
+	return gettuple;
+}
+
+/*
+ * A ProbePrefetch over the outer plan of Nested Loop 'nl' (after setrefs.c),
+ * or NULL where it does not apply (file header).  The node returns the outer
+ * plan's rows as they are: its scan tuple is the outer's target list
+ * (custom_scan_tlist, OUTER_VAR Vars over lefttree, which EXPLAIN deparses
+ * through), its target list that tuple.  custom_private = ((index OID,
+ * index-only, inner's range table index), (PARAM_EXEC numbers), (outer
+ * columns setting them)); custom_exprs = (the inner's index conditions).
+ * 'next_id' gives it a plan node ID of its own.
+ */
+Plan *
+dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, int *next_id)
+{
+	Plan	   *outer = nl->join.plan.lefttree;
+	CustomScan *cscan;
+	ProbeParamCheck cx = {NIL, true};
+	List	   *attnos = NIL;
+	List	   *indexqual;
+	ListCell   *lc;
+	Oid			indexoid;
+	bool		index_only;
+	Index		rti;
+	AttrNumber	resno = 0;
+
+	if (!pg_dio_enable_probe_prefetch || !plain || nl->nestParams == NIL ||
+		outer == NULL || !probe_outer_ok(outer))
+		return NULL;
+	if (!probe_inner(stmt, nl->join.plan.righttree, &rti, &indexoid, &index_only,
+					 &indexqual))
+		return NULL;
+	foreach(lc, nl->nestParams)
+	{
+		NestLoopParam *nlp = (NestLoopParam *) lfirst(lc);
+
+		if (!IsA(nlp->paramval, Var) || nlp->paramval->varno != OUTER_VAR)
+			return NULL;
+		cx.allowed = lappend_int(cx.allowed, nlp->paramno);
+		attnos = lappend_int(attnos, nlp->paramval->varattno);
+	}
+	(void) probe_params_walker((Node *) indexqual, &cx);
+	if (!cx.ok || contain_volatile_functions((Node *) indexqual))
+		return NULL;
+
+	cscan = makeNode(CustomScan);
+	cscan->scan.plan.startup_cost = outer->startup_cost;
+	cscan->scan.plan.total_cost = outer->total_cost;
+	cscan->scan.plan.plan_rows = outer->plan_rows;
+	cscan->scan.plan.plan_width = outer->plan_width;
+	cscan->scan.plan.parallel_aware = false;
+	cscan->scan.plan.parallel_safe = outer->parallel_safe;
+	cscan->scan.plan.plan_node_id = (*next_id)++;
+	cscan->scan.plan.extParam = bms_copy(outer->extParam);
+	cscan->scan.plan.allParam = bms_copy(outer->allParam);
+	cscan->scan.plan.lefttree = outer;
+	cscan->scan.scanrelid = 0;
+	foreach(lc, outer->targetlist)
+	{
+		TargetEntry *tle = (TargetEntry *) lfirst(lc);
+		Var		   *ov = makeVarFromTargetEntry(OUTER_VAR, tle);
+		Var		   *iv;
+
+		resno++;
+		cscan->custom_scan_tlist = lappend(cscan->custom_scan_tlist,
+										   makeTargetEntry((Expr *) ov, resno, tle->resname,
+														   tle->resjunk));
+		iv = makeVar(INDEX_VAR, resno, exprType((Node *) tle->expr),
+					 exprTypmod((Node *) tle->expr), exprCollation((Node *) tle->expr), 0);
+		cscan->scan.plan.targetlist = lappend(cscan->scan.plan.targetlist,
+											  makeTargetEntry((Expr *) iv, resno, tle->resname,
+															  tle->resjunk));
+	}
+	cscan->flags = 0;
+	cscan->custom_plans = list_make1(outer);
+	cscan->custom_private = list_make3(list_make3_oid(indexoid, index_only, rti),
+									   cx.allowed, attnos);
+	cscan->custom_exprs = list_make1(indexqual);
+	cscan->custom_relids = NULL;
+	cscan->methods = &probe_methods;
+	return &cscan->scan.plan;
+}
+
+/* ======================================================================
+ * Executor
+ * ====================================================================== */
+
+static Node *
+probe_create_state(CustomScan *cscan)
+{
+	ProbeState *ps = palloc0(sizeof(ProbeState));
+
+	NodeSetTag(ps, T_CustomScanState);
+	ps->css.methods = &probe_exec_methods;
+	/* the queued rows are returned as they are */
+	ps->css.slotOps = &TTSOpsMinimalTuple;
+	return (Node *) ps;
+}
+
+static void
+probe_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	ProbeState *ps = (ProbeState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *ids = linitial(cscan->custom_private);
+	List	   *paramnos = lsecond(cscan->custom_private);
+	List	   *attnos = lthird(cscan->custom_private);
+	Oid			indexoid = linitial_oid(ids);
+	Index		rti = (Index) lthird_oid(ids);
+	IndexArrayKeyInfo *arraykeys;
+	int			narraykeys;
+	int			i;
+
+	Assert((eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) == 0);
+	ps->outer = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
+	node->custom_ps = list_make1(ps->outer);
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+
+	ps->index_only = lsecond_oid(ids) != 0;
+	ps->heap = ExecGetRangeTableRelation(estate, rti, false);
+	ps->index = index_open(indexoid, AccessShareLock);
+	ps->probe_slot = MakeSingleTupleTableSlot(ExecGetResultType(ps->outer),
+											  &TTSOpsMinimalTuple);
+	ps->nparams = list_length(paramnos);
+	ps->paramnos = palloc(sizeof(int) * ps->nparams);
+	ps->attnos = palloc(sizeof(AttrNumber) * ps->nparams);
+	for (i = 0; i < ps->nparams; i++)
+	{
+		ps->paramnos[i] = list_nth_int(paramnos, i);
+		ps->attnos[i] = (AttrNumber) list_nth_int(attnos, i);
+	}
+	ps->econtext = CreateExprContext(estate);
+	ps->params = palloc0(sizeof(ParamExecData) *
+						 Max(list_length(estate->es_plannedstmt->paramExecTypes), 1));
+	ps->econtext->ecxt_param_exec_vals = ps->params;
+	ExecIndexBuildScanKeys(&node->ss.ps, ps->index, linitial(cscan->custom_exprs), false,
+						   &ps->keys, &ps->nkeys, &ps->rtkeys, &ps->nrtkeys,
+						   &arraykeys, &narraykeys);
+	/* keys from arrays evaluated at run time: the probes are not worth it */
+	if (narraykeys == 0)
+		ps->scan = dio_index_beginscan(ps->heap, ps->index, estate->es_snapshot, NULL,
+									   ps->nkeys, true);
+	ps->vmbuf = InvalidBuffer;
+
+	ps->qcxt = AllocSetContextCreate(estate->es_query_cxt, "ProbePrefetch queue",
+									 ALLOCSET_DEFAULT_SIZES);
+	/* up to 'distance' rows ahead of the one returned */
+	ps->max_allowed = Max(pg_dio_probe_prefetch_distance, 1);
+	ps->qsize = ps->max_allowed + 1;
+	ps->queue = palloc(sizeof(MinimalTuple) * ps->qsize);
+	ps->distance = 1;
+}
+
+/* Advise the heap blocks of the probe's TIDs; whether any started a read. */
+static bool
+probe_scan_blocks(ProbeState *ps)
+{
+	BlockNumber last = InvalidBlockNumber;
+	int			nblocks = 0;
+	bool		started = false;
+	ItemPointer tid;
+
+	index_rescan(ps->scan, ps->keys, ps->nkeys, NULL, 0);
+	while (nblocks < PROBE_MAX_BLOCKS &&
+		   (tid = index_getnext_tid(ps->scan, ForwardScanDirection)) != NULL)
+	{
+		BlockNumber blk = ItemPointerGetBlockNumber(tid);
+		PrefetchBufferResult r;
+
+		if (blk == last)
+			continue;
+		last = blk;
+		nblocks++;
+		if (ps->index_only && VM_ALL_VISIBLE(ps->heap, blk, &ps->vmbuf))
+			continue;
+		r = PrefetchBuffer(ps->heap, MAIN_FORKNUM, blk);
+		if (r.initiated_io)
+		{
+			ps->blocks_advised++;
+			started = true;
+		}
+		else
+			ps->blocks_cached++;
+	}
+	return started;
+}
+
+/*
+ * Probe the index for the queued outer row 'mt' and advise the heap blocks
+ * the inner scan will fetch; returns whether any of them started a read.
+ */
+static bool
+probe_advise(ProbeState *ps, MinimalTuple mt)
+{
+	Relation	index = ps->index;
+	bool		enabled = index->pgstat_enabled;
+	struct PgStat_TableStatus *info = index->pgstat_info;
+	volatile bool started = false;
+
+	ExecStoreMinimalTuple(mt, ps->probe_slot, false);
+	for (int i = 0; i < ps->nparams; i++)
+	{
+		ParamExecData *prm = &ps->params[ps->paramnos[i]];
+
+		prm->value = slot_getattr(ps->probe_slot, ps->attnos[i], &prm->isnull);
+	}
+	ResetExprContext(ps->econtext);
+	ExecIndexEvalRuntimeKeys(ps->econtext, ps->rtkeys, ps->nrtkeys);
+
+	/* core counts the inner's scans of the index, not these */
+	index->pgstat_enabled = false;
+	index->pgstat_info = NULL;
+	PG_TRY();
+	{
+		started = probe_scan_blocks(ps);
+	}
+	PG_FINALLY();
+	{
+		index->pgstat_enabled = enabled;
+		index->pgstat_info = info;
+	}
+	PG_END_TRY();
+	ExecClearTuple(ps->probe_slot);
+	ps->probes++;
+	return started;
+}
+
+/* Queue one more outer row and probe for it; false at the outer's end. */
+static bool
+probe_read_one(ProbeState *ps)
+{
+	TupleTableSlot *slot = ExecProcNode(ps->outer);
+	MemoryContext old;
+	MinimalTuple mt;
+
+	if (TupIsNull(slot))
+	{
+		ps->outer_done = true;
+		return false;
+	}
+	old = MemoryContextSwitchTo(ps->qcxt);
+	mt = ExecCopySlotMinimalTuple(slot);
+	MemoryContextSwitchTo(old);
+	ps->queue[(ps->qhead + ps->qcount) % ps->qsize] = mt;
+	ps->qcount++;
+
+	if (ps->scan == NULL)
+		return true;
+	if (ps->idle >= PROBE_IDLE_LIMIT && (++ps->skipped % PROBE_IDLE_LIMIT) != 0)
+		return true;
+	if (probe_advise(ps, mt))
+	{
+		ps->idle = 0;
+		ps->skipped = 0;
+		ps->distance = Min(ps->distance * 2, ps->max_allowed);
+		ps->max_distance = Max(ps->max_distance, ps->distance);
+	}
+	else
+	{
+		ps->idle++;
+		ps->distance = Max(ps->distance - 1, 1);
+	}
+	return true;
+}
+
+static TupleTableSlot *
+probe_exec(CustomScanState *node)
+{
+	ProbeState *ps = (ProbeState *) node;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	MinimalTuple mt;
+
+	ExecClearTuple(slot);
+	if (ps->returned != NULL)
+	{
+		pfree(ps->returned);
+		ps->returned = NULL;
+	}
+	/* keep 'distance' rows queued ahead of the one returned */
+	while (!ps->outer_done && ps->qcount <= ps->distance)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!probe_read_one(ps))
+			break;
+	}
+	if (ps->qcount == 0)
+		return slot;
+	mt = ps->queue[ps->qhead];
+	ps->qhead = (ps->qhead + 1) % ps->qsize;
+	ps->qcount--;
+	ps->returned = mt;
+	return ExecStoreMinimalTuple(mt, slot, false);
+}
+
+static void
+probe_rescan(CustomScanState *node)
+{
+	ProbeState *ps = (ProbeState *) node;
+
+	ExecClearTuple(node->ss.ss_ScanTupleSlot);
+	if (ps->qcxt != NULL)
+		MemoryContextReset(ps->qcxt);
+	ps->returned = NULL;
+	ps->qhead = ps->qcount = 0;
+	ps->outer_done = false;
+	ps->distance = 1;
+	ps->idle = 0;
+	ps->skipped = 0;
+	if (node->ss.ps.chgParam != NULL)
+		UpdateChangedParamSet(ps->outer, node->ss.ps.chgParam);
+	if (ps->outer->chgParam == NULL)
+		ExecReScan(ps->outer);
+}
+
+static void
+probe_end(CustomScanState *node)
+{
+	ProbeState *ps = (ProbeState *) node;
+
+	if (ps->scan != NULL)
+		index_endscan(ps->scan);
+	if (ps->index != NULL)
+		index_close(ps->index, NoLock);
+	if (BufferIsValid(ps->vmbuf))
+		ReleaseBuffer(ps->vmbuf);
+	if (ps->probe_slot != NULL)
+		ExecDropSingleTupleTableSlot(ps->probe_slot);
+	ExecEndNode(ps->outer);
+}
+
+static void
+probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	ProbeState *ps = (ProbeState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Oid			indexoid = linitial_oid(linitial(cscan->custom_private));
+	char	   *idxname = get_rel_name(indexoid);
+
+	ExplainPropertyText("Probe Index", idxname ? idxname : "?", es);
+	if (!es->analyze || ps->qcxt == NULL)
+		return;
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		ExplainIndentText(es);
+		appendStringInfo(es->str, "Probes: %" PRIu64 " look-ahead max=%d\n",
+						 ps->probes, ps->max_distance);
+		ExplainIndentText(es);
+		appendStringInfo(es->str, "Heap Blocks: advised=%" PRIu64 " in shared buffers=%" PRIu64 "\n",
+						 ps->blocks_advised, ps->blocks_cached);
+	}
+	else
+	{
+		ExplainPropertyUInteger("Probes", NULL, ps->probes, es);
+		ExplainPropertyInteger("Look-ahead Max", NULL, ps->max_distance, es);
+		ExplainPropertyUInteger("Heap Blocks Advised", NULL, ps->blocks_advised, es);
+		ExplainPropertyUInteger("Heap Blocks In Shared Buffers", NULL, ps->blocks_cached, es);
+	}
+}
+
+void
+dio_probe_init(void)
+{
+	DefineCustomBoolVariable("pg_dio.enable_probe_prefetch",
+							 "Enables ProbePrefetch below nested loops whose inner side is a parameterized index scan.",
+							 "It reads the outer side ahead and has the kernel read the heap blocks the inner's index probes will fetch.",
+							 &pg_dio_enable_probe_prefetch,
+							 true,
+							 PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_dio.probe_prefetch_distance",
+							"Sets how many outer rows ProbePrefetch reads ahead at most.",
+							NULL,
+							&pg_dio_probe_prefetch_distance,
+							64, 1, 1024,
+							PGC_USERSET, 0,
+							NULL, NULL, NULL);
+	RegisterCustomScanMethods(&probe_methods);
+}

@@ -1,0 +1,25 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan_probe.h
+ *	  ProbePrefetch (scan_probe.c): a nested loop's outer side read ahead,
+ *	  with the heap blocks of the inner's index probes advised.
+ *
+ * Copyright (c) 2026, pg_dio developers
+ *
+ * IDENTIFICATION
+ *	  src/scan_probe.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PG_DIO_SCAN_PROBE_H
+#define PG_DIO_SCAN_PROBE_H
+
+#include "nodes/plannodes.h"
+
+extern PGDLLIMPORT bool pg_dio_enable_probe_prefetch;
+extern PGDLLIMPORT int pg_dio_probe_prefetch_distance;
+
+extern void dio_probe_init(void);
+extern Plan *dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, int *next_id);
+
+#endif							/* PG_DIO_SCAN_PROBE_H */
