@@ -5,7 +5,7 @@
 #   PG_DIO_BENCH_STANDBY=1: the seqscan and indexscan experiments (cold) run
 #     on a hot standby of the bench cluster, made for the run and destroyed
 #   PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,
-#     indexscan (the default: all four) and tpch (only when named: TPC-H,
+#     indexscan, probe (the default: all five) and tpch (only when named: TPC-H,
 #     test/bench/tpch.py, PG_DIO_BENCH_TPCH_* settings)
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
@@ -23,8 +23,8 @@ export PG_DIO_BENCH_CLUSTER=$CLUSTER
 STANDBY=
 [ "${PG_DIO_BENCH_STANDBY:-0}" = 1 ] && STANDBY=$CLUSTER-standby
 WORK=$(pg_dio_workdir)
-# PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,indexscan,tpch
-ONLY=",${PG_DIO_BENCH_ONLY:-engine,seqscan,combine,indexscan},"
+# PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,indexscan,probe,tpch
+ONLY=",${PG_DIO_BENCH_ONLY:-engine,seqscan,combine,indexscan,probe},"
 OUT="$PG_DIO_ROOT/bench-results/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
 
@@ -122,6 +122,9 @@ fi
 if [[ $ONLY == *,indexscan,* ]]; then
 	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/indexscan.py" "$OUT"
 fi
+if [[ $ONLY == *,probe,* ]]; then
+	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/probe.py" "$OUT"
+fi
 if [[ $ONLY == *,tpch,* ]]; then
 	# TPC-H's data and queries from DuckDB and its tpch extension, both from
 	# PyPI (the extension loaded from the package's files, never downloaded)
@@ -129,7 +132,7 @@ if [[ $ONLY == *,tpch,* ]]; then
 	PG_DIO_BENCH_TPCH_CACHE=${PG_DIO_BENCH_TPCH_CACHE:-$WORK/.tmp/tpch} \
 		"$VENV/bin/python" "$PG_DIO_ROOT/test/bench/tpch.py" "$OUT"
 fi
-cat "$OUT"/report.md "$OUT"/seqscan.md "$OUT"/combine.md "$OUT"/indexscan.md \
+cat "$OUT"/report.md "$OUT"/seqscan.md "$OUT"/combine.md "$OUT"/indexscan.md "$OUT"/probe.md \
 	"$OUT"/seqscan-standby.md "$OUT"/indexscan-standby.md "$OUT"/tpch-*.md \
 	> "$OUT/README.md" 2>/dev/null || true
 
