@@ -66,8 +66,10 @@ DB = "tpch"
 SERVER = {"shared_buffers": "512MB", "max_parallel_workers_per_gather": "2"}
 # the two sides: core's plan, and pg_dio's scans at their defaults
 SIDES = {
-    "core": {"pg_dio.enable_direct_scan": "off", "pg_dio.enable_index_prefetch": "off"},
-    "pg_dio": {"pg_dio.enable_direct_scan": "on", "pg_dio.enable_index_prefetch": "on"},
+    "core": {"pg_dio.enable_direct_scan": "off", "pg_dio.enable_index_prefetch": "off",
+             "pg_dio.enable_probe_prefetch": "off"},
+    "pg_dio": {"pg_dio.enable_direct_scan": "on", "pg_dio.enable_index_prefetch": "on",
+               "pg_dio.enable_probe_prefetch": "on"},
 }
 PG_DIO_NODES = {"DirectSeqScan": "Seq Scan", "PrefetchIndexScan": "Index Scan",
                 "PrefetchIndexOnlyScan": "Index Only Scan"}
@@ -594,8 +596,8 @@ def report(r):
         f"Server: shared_buffers = {r['server_settings']['shared_buffers']}, "
         f"max_parallel_workers_per_gather = {r['server_settings']['max_parallel_workers_per_gather']}, "
         f"huge_pages_status = {r['huge_pages_status']}; {r['postgres'].split(',')[0]}. "
-        "core = `pg_dio.enable_direct_scan` and `pg_dio.enable_index_prefetch` off "
-        "(core's plan), pg_dio = both on (the defaults).", "",
+        "core = `pg_dio.enable_direct_scan`, `pg_dio.enable_index_prefetch` and "
+        "`pg_dio.enable_probe_prefetch` off (core's plan), pg_dio = all on (the defaults).", "",
         f"Cold: before every run {cold_how}, and no block of the TPC-H tables and indexes in "
         "shared buffers or the OS page cache (pg_dio_residency); core and pg_dio alternated "
         "(A B, then B A in the next round), each query's pair side by side in each round. "
