@@ -161,46 +161,29 @@ dio_subst_walk(DioSubst *cx, Plan *plan, bool need_mark)
 static int
 dio_max_plan_id(Plan *plan)
 {
+	List	   *kids = NIL;
+	ListCell   *lc;
 	int			id;
-	List	   *lists[2] = {NIL, NIL};
 
 	if (plan == NULL)
 		return -1;
 	check_stack_depth();
 	id = Max(plan->plan_node_id, Max(dio_max_plan_id(plan->lefttree),
 									  dio_max_plan_id(plan->righttree)));
-	switch (nodeTag(plan))
-	{
-		case T_Append:
-			lists[0] = ((Append *) plan)->appendplans;
-			break;
-		case T_MergeAppend:
-			lists[0] = ((MergeAppend *) plan)->mergeplans;
-			break;
-		case T_BitmapAnd:
-			lists[0] = ((BitmapAnd *) plan)->bitmapplans;
-			break;
-		case T_BitmapOr:
-			lists[0] = ((BitmapOr *) plan)->bitmapplans;
-			break;
-		case T_SubqueryScan:
-			id = Max(id, dio_max_plan_id(((SubqueryScan *) plan)->subplan));
-			break;
-		case T_CustomScan:
-			lists[0] = ((CustomScan *) plan)->custom_plans;
-			break;
-		case T_ModifyTable:
-			break;
-		default:
-			break;
-	}
-	for (int i = 0; i < 2; i++)
-	{
-		ListCell   *lc;
-
-		foreach(lc, lists[i])
-			id = Max(id, dio_max_plan_id((Plan *) lfirst(lc)));
-	}
+	if (IsA(plan, Append))
+		kids = ((Append *) plan)->appendplans;
+	else if (IsA(plan, MergeAppend))
+		kids = ((MergeAppend *) plan)->mergeplans;
+	else if (IsA(plan, BitmapAnd))
+		kids = ((BitmapAnd *) plan)->bitmapplans;
+	else if (IsA(plan, BitmapOr))
+		kids = ((BitmapOr *) plan)->bitmapplans;
+	else if (IsA(plan, CustomScan))
+		kids = ((CustomScan *) plan)->custom_plans;
+	else if (IsA(plan, SubqueryScan))
+		id = Max(id, dio_max_plan_id(((SubqueryScan *) plan)->subplan));
+	foreach(lc, kids)
+		id = Max(id, dio_max_plan_id((Plan *) lfirst(lc)));
 	return id;
 }
 
