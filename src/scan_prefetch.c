@@ -2,19 +2,17 @@
  *
  * scan_prefetch.c
  *	  PrefetchIndexScan and PrefetchIndexOnlyScan: forward index scans (and
- *	  index-only scans) whose heap fetches are fed to a core read stream ahead
- *	  of the consumer, so heap reads run concurrently while results still come
- *	  out in index order.
+ *	  index-only scans) whose heap fetches are read ahead of the consumer
+ *	  (scan_readahead.c), so heap reads run concurrently while results still
+ *	  come out in index order.
  *
- * How it works.  The index is read ahead of the consumer into a queue of
- * TIDs.  The read stream's callback pulls TIDs from the index (appending them
- * to the queue) and hands the stream one heap block per run of consecutive
- * TIDs on the same block ("group"); the consumer walks the queue in the same
- * order, takes one buffer from the stream at each group start and fetches each
- * TID's visible tuple from it (following HOT chains, as an index scan does).
- * For index-only scans the visibility map decides once per queued TID, when it
- * is queued: all-visible ones never go to the stream and are returned from a
- * copy of their index tuple.
+ * How it works.  The node is the read-ahead's producer: when the look-ahead
+ * asks for TIDs it reads them from the index and queues them (pf_fetch);
+ * the consumer takes the queued TIDs in the same order, each with its heap
+ * block at hand, and fetches each TID's visible tuple from it (following
+ * HOT chains, as an index scan does).  For index-only scans the visibility
+ * map decides once per queued TID, when it is queued: all-visible ones never
+ * need their block and are returned from a copy of their index tuple.
  *
  * Why reading TIDs ahead is safe: only with an MVCC snapshot.  A TID that
  * VACUUM removes after we queued it can be reused only by a tuple inserted
@@ -25,24 +23,13 @@
  * the TID is read from the index, the same ordering core's index-only scan
  * relies on (see nodeIndexonlyscan.c).
  *
- * Look-ahead: the stream asks for more blocks only as its own distance grows
- * (it starts at one block and doubles when it has to wait for I/O), so an
- * ORDER BY ... LIMIT or a nestloop inner does not over-read.  Runs of TIDs
- * that need no block (all-visible, index-only) are capped per callback call;
- * at the cap the callback ends the stream, the consumer drains the queue,
- * resets the stream and doubles the cap.  Same-block TIDs are bounded by the
- * page.  A hard cap on queued TIDs bounds memory.  In self-read mode, once
- * it looks ahead, the index is read further ahead than the look-ahead (a
- * bounded multiple of the TIDs looked at) so that neighbouring heap blocks
- * the scan will want are advised together (pf_deep_fill, pf_advise); the
- * consumer never takes a TID the look-ahead has not looked at.
- *
- * Lifetime: the consumer holds a pin on the current group's buffer until it
- * moves to the next group; tuples of plain scans are stored in the scan slot
- * with their own pin.  Index tuple copies live in a memory context of their
- * own; the one the slot points to is freed only after the slot is cleared.
- * Rescan resets the stream first, then the queue, runtime keys and the index
- * scan.  On ERROR, pins go with the resource owner and memory with the query.
+ * Lifetime: the read-ahead holds a pin on the current group's buffer until
+ * the consumer moves to the next group; tuples of plain scans are stored in
+ * the scan slot with their own pin.  Index tuple copies live in a memory
+ * context of their own; the one the slot points to is freed only after the
+ * slot is cleared.  Rescan resets the read-ahead first (its stream, then its
+ * queue), then runtime keys and the index scan.  On ERROR, pins go with the
+ * resource owner and memory with the query.
  *
  * Copyright (c) 2026, pg_dio developers
  *
@@ -60,12 +47,10 @@
 #include "access/table.h"
 #include "access/visibilitymap.h"
 #include "access/xact.h"
-#include "access/xlog.h"
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class_d.h"
 #include "catalog/pg_index.h"
 #include "catalog/pg_type_d.h"
-#include "common/hashfn.h"
 #include "commands/explain.h"
 #include "commands/explain_format.h"
 #include "executor/execScan.h"
@@ -80,17 +65,11 @@
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "pgstat.h"
-#include "portability/instr_time.h"
 #include "access/parallel.h"
-#include "storage/aio.h"
 #include "storage/bufmgr.h"
-#include "storage/fd.h"
-#include "storage/ipc.h"
 #include "storage/predicate.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
-#include "storage/smgr.h"
-#include "storage/read_stream.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -98,84 +77,26 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 #include "utils/snapmgr.h"
-#include "utils/spccache.h"
 #include "utils/syscache.h"
 
 #include "compat.h"
 #include "diag.h"
-#include "engine.h"
-#include "safety.h"
 #include "scan_narrow.h"
 #include "scan_prefetch.h"
+#include "scan_readahead.h"
 
 #define PF_SCAN_NAME		"PrefetchIndexScan"
 #define PF_ONLY_NAME		"PrefetchIndexOnlyScan"
 
-/* TIDs needing no block that one callback call may queue, at first and at most */
-#define PF_MIN_RUN			32
-#define PF_MAX_RUN			8192
-/* hard cap on queued TIDs (memory) */
-#define PF_MAX_QUEUED		262144
-/*
- * TIDs read from the index ahead of the look-ahead: at most, per TID looked
- * at, and the memory each may take: a queue entry (16 bytes) and an entry of
- * st->ahead (12 bytes), each in a table that doubles as it grows.  Bounded
- * by hash_mem (work_mem x hash_mem_multiplier) as a hash table of core's:
- * the defaults (8MB) allow PF_DEEP_MAX.
- */
-#define PF_DEEP_MAX			131072
-#define PF_DEEP_MULT		16
-#define PF_DEEP_BYTES		56
-/* no direct reads of relations larger than this (pf_direct_block's bitmap) */
-#define PF_DIRECT_MAX_BLOCKS	((BlockNumber) 64 * 1024 * 1024)
-/* a call of read_stream_next_buffer() longer than this counts as a wait */
-#define PF_WAIT_US			20
-
-/* queue entry flags */
-#define PF_NEED_HEAP		0x01	/* the heap block must be read */
-#define PF_GROUP_START		0x02	/* first TID of a stream block */
-#define PF_RECHECK			0x04	/* the index said: recheck the quals */
-#define PF_HEAP_FORMAT		0x08	/* copy is a HeapTuple (xs_hitup) */
-#define PF_IN_SCAN			0x10	/* no copy: the data is the index scan's */
-#define PF_SYNC				0x20	/* group start read by the consumer itself */
-#define PF_OS_CACHED		0x40	/* ... because the OS page cache has it */
-#define PF_ADVISED			0x80	/* ... after advising the kernel to read it */
-#define PF_DIRECT			0x100	/* ... its direct read submitted (pf_direct_block) */
-#define PF_EARLY			0x200	/* ... advised with a neighbour's read earlier */
-#define PF_COUNTED			0x400	/* counted in st->ahead (pf_deep_fill) */
+/* queue entry flags of ours (RA_PRODUCER_FLAGS) */
+#define PF_RECHECK			0x0100	/* the index said: recheck the quals */
+#define PF_HEAP_FORMAT		0x0200	/* copy is a HeapTuple (xs_hitup) */
+#define PF_IN_SCAN			0x0400	/* no copy: the data is the index scan's */
 
 /* PfScanState.latest: the TID last read from the index is ... */
 #define PF_LATEST_NONE		0		/* ... not one the consumer will fetch */
 #define PF_LATEST_QUEUED	1		/* ... the last one queued */
-#define PF_LATEST_CUR		2		/* ... st->cur, not queued (direct path) */
-
-typedef struct PfEntry
-{
-	ItemPointerData tid;
-	uint16		flags;
-	void	   *copy;			/* index-only: copy of the index data */
-} PfEntry;
-
-typedef struct PfCounters
-{
-	uint64		tids;			/* TIDs read from the index */
-	uint64		blocks;			/* heap blocks requested from the stream */
-	uint64		blocks_read;	/* of those, read from storage */
-	uint64		dist_sum;		/* look-ahead (blocks) summed at each block */
-	uint64		waits;
-	uint64		wait_us;
-	uint64		restarts;		/* stream ended at a cap and was reset */
-	uint64		nsearches;		/* parallel workers' index searches */
-	uint64		sync_blocks;	/* OS-cached blocks read by the consumer */
-	uint64		advised;		/* blocks posix_fadvise'd ahead */
-	uint64		direct;			/* blocks read and used directly */
-	uint64		direct_fallback;	/* direct reads given to the buffer manager */
-	uint64		combined;		/* of those, advised with a neighbour (pf_advise) */
-	uint64		io_inprog;		/* selfread: advised reads in flight, summed at each read */
-	uint64		dist_max;		/* keep last: maximum, not a sum */
-} PfCounters;
-
-#define PF_NCOUNTERS	(sizeof(PfCounters) / sizeof(uint64))
+#define PF_LATEST_CUR		2		/* ... ra.cur, not queued (direct path) */
 
 /*
  * EXPLAIN ANALYZE of a plan whose PrefetchIndexScan runs in parallel workers:
@@ -191,34 +112,10 @@ typedef struct PfCounters
 typedef struct PfParEntry
 {
 	pg_atomic_uint32 node;		/* plan_node_id + 1; 0 = free */
-	pg_atomic_uint64 v[PF_NCOUNTERS];
+	pg_atomic_uint64 v[RA_NCOUNTERS];
 } PfParEntry;
 
 static PfParEntry *pf_par = NULL;	/* [MaxBackends + aux][PF_PAR_ENTRIES] */
-
-/*
- * Heap blocks of the TIDs queued beyond the look-ahead (pf_deep_fill), with
- * how many queued TIDs want each, and whether it was advised already as part
- * of a neighbour's read (pf_advise).
- */
-typedef struct PfAhead
-{
-	BlockNumber blk;
-	uint32		count;
-	bool		early;
-	char		status;
-} PfAhead;
-
-#define SH_PREFIX		pfahead
-#define SH_ELEMENT_TYPE	PfAhead
-#define SH_KEY_TYPE		BlockNumber
-#define SH_KEY			blk
-#define SH_HASH_KEY(tb, key) murmurhash32(key)
-#define SH_EQUAL(tb, a, b) ((a) == (b))
-#define SH_SCOPE		static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
 
 typedef struct PfScanState
 {
@@ -227,7 +124,6 @@ typedef struct PfScanState
 	/* from the plan */
 	Oid			indexoid;
 	bool		index_only;
-	uint32		capacity;		/* most blocks the stream may look ahead */
 	List	   *indexqualorig;	/* index quals for rechecks (and EXPLAIN) */
 	ExprState  *qualorig;		/* ... evaluated on the heap row */
 	List	   *filterqual;		/* the plan's filter (EXPLAIN) */
@@ -260,25 +156,9 @@ typedef struct PfScanState
 	bool	   *name_cstring;
 	bool		name_checked;
 	bool		fixup;			/* a column is not returned or is a name */
-	Buffer		vmbuf;
 	void	   *out_copy;		/* the copy the scan slot points into */
+	MemoryContext qcxt;			/* the copies of queued entries */
 
-	/*
-	 * The TID queue: entries [head, tail) in a ring of qsize (a power of two);
-	 * the callback has looked at [head, examined) (group starts marked).
-	 */
-	PfEntry    *q;
-	PfEntry		cur;			/* the entry the consumer works on */
-	uint32		qsize;
-	uint64		head;
-	uint64		examined;
-	uint64		tail;
-	MemoryContext qcxt;
-	int			run_cap;
-	bool		index_done;
-	bool		stream_ended;	/* the callback returned InvalidBlockNumber */
-	BlockNumber last_blk;		/* block of the last group start */
-	int			groups_ahead;	/* group starts handed out, not consumed */
 	uint8		latest;			/* where the TID last read from the index is */
 	uint64		scan_tids;		/* TIDs read from the index since (re)start */
 
@@ -287,59 +167,12 @@ typedef struct PfScanState
 	bool		trail_done;		/* it reached the end of the index range */
 	uint64		trail_tids;		/* TIDs it has read */
 
-	/* heap side */
 	bool		started;
-	bool		prefetch;		/* MVCC snapshot: read ahead */
-	bool		queued;			/* prefetch or index-only: TIDs are queued */
-	bool		advice;			/* also posix_fadvise each block handed out */
-	bool		selfread;		/* advise ahead, read every block ourselves */
-	bool		combine;		/* selfread: read the index deeper (pf_deep_fill) */
-	uint32		deep_max;		/* ... by at most this many TIDs */
-	Size		deep_copy_max;	/* ... and index-only copies of at most this */
-	Size		copy_bytes;		/* memory of the copies queued (pf_free_copy) */
-	int			self_ahead;		/* selfread: group starts queued, not consumed */
-	int			self_ios;		/* selfread: of those, advised */
-	int			self_dist;		/* selfread: advised blocks wanted ahead */
-	int			self_max;		/* selfread: its maximum, the I/O concurrency */
-	pfahead_hash *ahead;		/* selfread: blocks queued beyond the look-ahead */
-	bool		topup_pending;	/* selfread: look ahead at the next call */
-	DioStream  *oscheck;		/* pg_dio stream, for its fds: cachestat */
-	bool		engine_off;		/* no pg_dio stream to be had */
-	bool		oscheck_off;	/* not available (or not wanted) */
-	int			os_skip;		/* blocks to pass before the next check */
-	int			os_checked;		/* checks in the current window of 32 */
-	int			os_found;		/* ... that found the block cached */
-	bool		os_sparse;		/* few found lately: check every 16th */
-	bool		os_dense;		/* nearly all found: check every 8th */
-	ReadStream *stream;
-	DioIOStats	iostats;		/* the stream's, for EXPLAIN (IO), PostgreSQL 19 */
-
-	/*
-	 * Direct reads (pf_direct_block): the consumer's current group is either
-	 * cur_buf or, while have_run, the engine's image of block dblk, which
-	 * stays held until the consumer moves on (the scan slot is cleared first).
-	 */
-	bool		direct;			/* may read blocks directly */
-	DioStream  *dstream;		/* the engine stream, begun at the first one */
-	XLogRecPtr	lsn_bound;		/* newest usable image LSN (recovery only) */
-	DioRun		run;
-	bool		have_run;
-	BlockNumber dblk;
-	uint64	   *dseen;			/* blocks read directly so far, a bit each */
-	BlockNumber dseen_nblocks;
-	uint64		dfirst;			/* direct candidates seen the first time */
-	uint64		dagain;			/* ... and again */
-
-	Buffer		cur_buf;		/* buffer of the consumer's current group */
-	Buffer		pending_buf;	/* buffer fetched for the next group start */
-	HeapTupleData tup;
+	bool		queued;			/* MVCC snapshot or index-only: TIDs are queued */
+	RaState		ra;				/* the heap read-ahead: queue, look-ahead, blocks */
 
 	/* instrumentation */
 	PfParEntry *par;			/* leader: where workers add their counters */
-	bool		timing;
-	uint64		cb_us;			/* time spent in the callback's index reads */
-	uint64		cb_reads;		/* blocks read by the callback (index, VM) */
-	PfCounters	c;
 } PfScanState;
 
 bool		pg_dio_enable_index_prefetch = true;
@@ -517,43 +350,8 @@ pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
 }
 
 /* ======================================================================
- * Executor: the TID queue
+ * Executor: the producer of the read-ahead (scan_readahead.c)
  * ====================================================================== */
-
-static inline PfEntry *
-pf_entry(PfScanState *st, uint64 pos)
-{
-	return &st->q[pos & (st->qsize - 1)];
-}
-
-/* Room for one more entry at the tail; grows the ring when full. */
-static PfEntry *
-pf_push(PfScanState *st)
-{
-	if (st->tail - st->head == st->qsize)
-	{
-		uint32		nsize = st->qsize * 2;
-		PfEntry    *nq = MemoryContextAlloc(GetMemoryChunkContext(st->q),
-											sizeof(PfEntry) * nsize);
-		uint64		n = st->tail - st->head;
-
-		for (uint64 i = 0; i < n; i++)
-			nq[i] = *pf_entry(st, st->head + i);
-		pfree(st->q);
-		st->q = nq;
-		st->qsize = nsize;
-		st->examined -= st->head;
-		st->head = 0;
-		st->tail = n;
-	}
-	return pf_entry(st, st->tail++);
-}
-
-static inline uint64
-pf_blocks_read_now(void)
-{
-	return pgBufferUsage.shared_blks_read + pgBufferUsage.local_blks_read;
-}
 
 /* The next TID from the index, NULL at its end. */
 static ItemPointer
@@ -563,10 +361,10 @@ pf_read_tid(PfScanState *st)
 
 	st->latest = PF_LATEST_NONE;
 	if (tid == NULL)
-		st->index_done = true;
+		st->ra.done = true;
 	else
 	{
-		st->c.tids++;
+		st->ra.c.tids++;
 		st->scan_tids++;
 	}
 	return tid;
@@ -581,19 +379,19 @@ pf_needs_heap(PfScanState *st, ItemPointer tid)
 {
 	return !st->index_only ||
 		!VM_ALL_VISIBLE(st->scan->heapRelation, ItemPointerGetBlockNumber(tid),
-						&st->vmbuf);
+						&st->ra.vmbuf);
 }
 
 /* Queue the TID just read (index-only: with a copy of its index data). */
-static PfEntry *
+static RaEntry *
 pf_queue_tid(PfScanState *st, ItemPointer tid, bool need_heap)
 {
 	IndexScanDesc scan = st->scan;
-	PfEntry    *e = pf_push(st);
+	RaEntry    *e = ra_push(&st->ra);
 
 	st->latest = PF_LATEST_QUEUED;
 	e->tid = *tid;
-	e->flags = (scan->xs_recheck ? PF_RECHECK : 0) | (need_heap ? PF_NEED_HEAP : 0);
+	e->flags = (scan->xs_recheck ? PF_RECHECK : 0) | (need_heap ? RA_NEED_HEAP : 0);
 	e->copy = NULL;
 	if (st->index_only)
 	{
@@ -609,7 +407,7 @@ pf_queue_tid(PfScanState *st, ItemPointer tid, bool need_heap)
 		else
 			elog(ERROR, "no data returned for index-only scan");
 		MemoryContextSwitchTo(old);
-		st->copy_bytes += GetMemoryChunkSpace(e->copy);
+		st->ra.copy_bytes += GetMemoryChunkSpace(e->copy);
 	}
 	return e;
 }
@@ -618,14 +416,15 @@ pf_queue_tid(PfScanState *st, ItemPointer tid, bool need_heap)
 static inline void
 pf_free_copy(PfScanState *st, void *copy)
 {
-	st->copy_bytes -= GetMemoryChunkSpace(copy);
+	st->ra.copy_bytes -= GetMemoryChunkSpace(copy);
 	pfree(copy);
 }
 
-/* Read the next TID from the index and queue it; NULL at the end. */
-static PfEntry *
-pf_fetch(PfScanState *st)
+/* RaSetup.fetch: read the next TID from the index and queue it; NULL at the end. */
+static RaEntry *
+pf_fetch(void *arg)
 {
+	PfScanState *st = (PfScanState *) arg;
 	ItemPointer tid = pf_read_tid(st);
 
 	if (tid == NULL)
@@ -634,822 +433,50 @@ pf_fetch(PfScanState *st)
 }
 
 /*
- * Is the heap block in the OS page cache?  Asked with cachestat(2) on the
- * segment through a pg_dio stream's fds (opened lazily, closed at the end of
- * the scan, cleaned up by the resource owner on error).  False whenever it
- * cannot be known cheaply: no cachestat, temporary relation, pg_dio not
- * preloaded, no stream slot, pg_dio.os_cache_check off.
- */
-static DioStream *
-pf_engine_stream(PfScanState *st)
-{
-	Relation	heap = st->scan->heapRelation;
-
-	if (st->oscheck == NULL && !st->engine_off)
-	{
-		if (!dio_stats_available() || RelationUsesLocalBuffers(heap) ||
-			!dio_stream_slot_free())
-			st->engine_off = true;
-		else
-			st->oscheck = dio_stream_begin_oscheck(heap);
-	}
-	return st->oscheck;
-}
-
-static bool
-pf_block_os_cached(PfScanState *st, BlockNumber blk)
-{
-	int			n;
-
-	if (st->oscheck_off)
-		return false;
-	if (!pg_dio_os_cache_check || !dio_cachestat_available() ||
-		pf_engine_stream(st) == NULL)
-	{
-		st->oscheck_off = true;
-		return false;
-	}
-	/*
-	 * A cold scan finds little: then ask for every 16th block only (and send
-	 * the others to the stream).  A scan of an OS-cached table finds nearly
-	 * everything: then ask for every 8th only and take the others as cached
-	 * (one that is not is read synchronously, as core's index scan reads
-	 * every block).  Judged over windows of 32 checks.
-	 */
-	if (st->os_skip > 0)
-	{
-		st->os_skip--;
-		return st->os_dense;
-	}
-	n = dio_stream_os_cached(st->oscheck, blk, 1);
-	if (n < 0 || !dio_cachestat_available())
-	{
-		st->oscheck_off = true;
-		return false;
-	}
-	st->os_found += (n > 0);
-	if (++st->os_checked == 32)
-	{
-		st->os_sparse = st->os_found * 4 < st->os_checked;
-		st->os_dense = st->os_found * 8 >= st->os_checked * 7;
-		st->os_checked = st->os_found = 0;
-	}
-	if (st->os_sparse && n == 0)
-		st->os_skip = 15;
-	else if (st->os_dense && n > 0)
-		st->os_skip = 7;
-	return n > 0;
-}
-
-/*
- * Read heap block 'blk' directly, bypassing shared buffers and the OS page
- * cache: submit an O_DIRECT read of it to pg_dio's engine if the scan may
- * (st->direct, see pf_start), the visibility map says all-visible and the
- * block is not in shared buffers -- DirectSeqScan's rules 1-3
- * (docs/design.md): a block not resident at submission has
- * on disk every change our snapshot can see.  The consumer takes the image in
- * queue order (pf_direct_take) and uses it only if it passes rule 4, so that
- * every normal tuple on it is visible to us; otherwise it reads the block
- * through the buffer manager.  False (read it buffered) also when the engine
- * has no free request: at most the look-ahead's I/Os plus the held one.
- *
- * A block read directly is not in shared buffers afterwards, so a scan that
- * comes back to it would read it from the device again where a buffered
- * scan finds it there.  So each block is read directly at most once per scan
- * (st->dseen), later visits read it through the buffer manager, and once a
- * quarter as many direct candidates are such visits as first ones (a range
- * whose rows share few blocks; judged from 64 on) the scan reads no more
- * blocks directly: at most about 1.25 times the reads of a buffered scan.  (The bench's 1%
- * random range comes back to ~10% of its blocks.)
- */
-static bool
-pf_direct_block(PfScanState *st, BlockNumber blk)
-{
-	Relation	heap = st->scan->heapRelation;
-	uint64		bit;
-
-	if (!st->direct)
-		return false;
-	if (st->dseen == NULL)
-	{
-		BlockNumber nblocks = RelationGetNumberOfBlocks(heap);
-
-		if (nblocks > PF_DIRECT_MAX_BLOCKS || !dio_stream_slot_free())
-		{
-			st->direct = false;
-			return false;
-		}
-		st->dseen_nblocks = nblocks;
-		st->dseen = MemoryContextAllocZero(GetMemoryChunkContext(st->q),
-										   sizeof(uint64) * (nblocks / 64 + 1));
-	}
-	if (blk >= st->dseen_nblocks)
-		return false;			/* added since: left to the buffer manager */
-	bit = UINT64CONST(1) << (blk % 64);
-	if (st->dseen[blk / 64] & bit)
-	{
-		if (++st->dagain * 4 > st->dfirst && st->dfirst + st->dagain >= 64)
-			st->direct = false;
-		return false;
-	}
-	if (!VM_ALL_VISIBLE(heap, blk, &st->vmbuf) || dio_block_resident(heap, blk))
-		return false;
-	if (st->dstream == NULL)
-	{
-		if (!dio_stream_slot_free())
-		{
-			st->direct = false;
-			return false;
-		}
-		st->dstream = dio_stream_begin(heap, MAIN_FORKNUM, st->self_max + 1);
-	}
-	if (!dio_stream_can_submit(st->dstream))
-		return false;
-	st->dseen[blk / 64] |= bit;
-	st->dfirst++;
-	dio_stream_submit(st->dstream, blk, 1);
-	return true;
-}
-
-/* Give the held direct image back (the scan slot may point into it). */
-static void
-pf_direct_release(PfScanState *st)
-{
-	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
-	dio_stream_release(st->dstream, &st->run);
-	st->have_run = false;
-}
-
-/*
- * The consumer arrived at a group start whose block pf_direct_block
- * submitted: take the image (waiting for it) and keep it as the current
- * group if it is usable.  False if the block must be read through the buffer
- * manager after all (I/O fault or failed check: counted, never an ERROR).
- */
-static bool
-pf_direct_take(PfScanState *st, BlockNumber blk)
-{
-	Relation	heap = st->scan->heapRelation;
-
-	if (!dio_stream_next(st->dstream, &st->run) || st->run.first != blk)
-		elog(ERROR, "direct read of heap block %u out of step", blk);
-	st->have_run = true;
-	if (st->run.nvalid < 1 ||
-		!dio_direct_image_usable(heap, (Page) st->run.data, blk, st->lsn_bound))
-	{
-		dio_stats_count_blocks(0, st->run.nvalid < 1 ? st->run.reason : DIO_FB_VERIFY, 1);
-		st->c.direct_fallback++;
-		pf_direct_release(st);
-		return false;
-	}
-	dio_stats_count_blocks(1, DIO_FB_VERIFY, 0);
-	st->c.direct++;
-	if (BufferIsValid(st->cur_buf))
-		ReleaseBuffer(st->cur_buf);
-	st->cur_buf = InvalidBuffer;
-	st->dblk = blk;
-	return true;
-}
-
-/*
- * The visible tuple of 'tid' on the held direct image, into st->tup: what
- * heap_hot_search_buffer finds on an all-visible page, where every normal
- * tuple is visible, so the first one the chain reaches is it: the TID's own
- * tuple, or the one its redirect points to.  A heap-only tuple reached
- * without a redirect is not one an index entry points to (its slot was
- * reused): nothing.
- */
-static bool
-pf_direct_fetch(PfScanState *st, ItemPointer tid)
-{
-	Page		page = (Page) st->run.data;
-	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
-	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
-	bool		redirected = false;
-	ItemId		lp;
-	HeapTupleHeader htup;
-
-	if (off < FirstOffsetNumber || off > maxoff)
-		return false;
-	lp = PageGetItemId(page, off);
-	if (ItemIdIsRedirected(lp))
-	{
-		off = ItemIdGetRedirect(lp);
-		redirected = true;
-		if (off < FirstOffsetNumber || off > maxoff)
-			return false;
-		lp = PageGetItemId(page, off);
-	}
-	if (!ItemIdIsNormal(lp))
-		return false;
-	htup = (HeapTupleHeader) PageGetItem(page, lp);
-	if (!redirected && HeapTupleHeaderIsHeapOnly(htup))
-		return false;
-	st->tup.t_data = htup;
-	st->tup.t_len = ItemIdGetLength(lp);
-	ItemPointerSet(&st->tup.t_self, st->dblk, off);
-	st->tup.t_tableOid = RelationGetRelid(st->scan->heapRelation);
-	return true;
-}
-
-/*
- * Self-read mode: read the index further ahead than the look-ahead, so that
- * pf_advise can see which blocks near the one it advises the scan will want
- * later and have the kernel read them with it, in one request, as a bitmap
- * heap scan's read stream combines neighbouring blocks.  At most
- * PF_DEEP_MULT TIDs ahead per TID looked at so far, so the index is read
- * ahead of demand by a bounded factor (a LIMIT stops it early), and at most
- * st->deep_max (hash_mem).  The heap blocks still go to the kernel only as
- * the look-ahead reaches them (or a neighbour of theirs).
- *
- * Only while the scan looks ahead (it has had to read), has advised blocks
- * it has not reached yet and finds few blocks in the OS page cache: a range
- * the OS page cache holds gains nothing from it.  Not while the scan may
- * read blocks directly (pg_dio.index_direct_read): those would be advised as
- * neighbours instead.
- */
-static void
-pf_deep_fill(PfScanState *st)
-{
-	uint64		looked;
-	uint64		want;
-
-	if (st->self_dist <= 1 || st->self_ios == 0 || st->index_done ||
-		st->os_dense || st->direct || !st->combine)
-		return;
-	if (st->ahead == NULL)
-		st->ahead = pfahead_create(GetMemoryChunkContext(st->q), 1024, NULL);
-	looked = st->c.tids - (st->tail - st->examined);
-	want = Min(looked * PF_DEEP_MULT, st->deep_max);
-	while (st->tail - st->examined < want && st->tail - st->head < PF_MAX_QUEUED)
-	{
-		PfEntry    *e;
-
-		CHECK_FOR_INTERRUPTS();
-		/* index-only: the copies of index data count against hash_mem too */
-		if (st->copy_bytes > st->deep_copy_max)
-			break;
-		if ((e = pf_fetch(st)) == NULL)
-			break;
-		/* one more queued TID wants its block (pf_ahead_forget: one fewer) */
-		if (e->flags & PF_NEED_HEAP)
-		{
-			bool		found;
-			PfAhead    *a = pfahead_insert(st->ahead,
-										   ItemPointerGetBlockNumber(&e->tid), &found);
-
-			if (!found)
-			{
-				a->count = 0;
-				a->early = false;
-			}
-			a->count++;
-			e->flags |= PF_COUNTED;
-		}
-	}
-}
-
-/*
- * The look-ahead passes a TID counted in st->ahead: one fewer wants its
- * block.  True if the block was advised already with a neighbour's read.
- */
-static bool
-pf_ahead_forget(PfScanState *st, BlockNumber blk)
-{
-	PfAhead    *a = pfahead_lookup(st->ahead, blk);
-	bool		early;
-
-	if (unlikely(a == NULL || a->count == 0))
-		elog(ERROR, "index prefetch lost count of heap block %u", blk);
-	early = a->early;
-	if (--a->count == 0)
-		pfahead_delete_item(st->ahead, a);
-	return early;
-}
-
-/* Is 'blk' wanted by a TID queued beyond the look-ahead and not advised yet? */
-static bool
-pf_ahead_take(PfScanState *st, BlockNumber blk)
-{
-	PfAhead    *a = pfahead_lookup(st->ahead, blk);
-
-	if (a == NULL || a->early ||
-		dio_block_resident(st->scan->heapRelation, blk))
-		return false;
-	a->early = true;
-	return true;
-}
-
-/*
- * Advise the kernel to read heap block 'blk' (self-read mode) unless it is
- * in shared buffers; false if it is.  With TIDs queued beyond the look-ahead
- * (pf_deep_fill), the blocks right before and after it that they want and
- * that are not in shared buffers are advised with it, up to io_combine_limit
- * blocks in one posix_fadvise: one larger request to the device instead of
- * several (fio, this VM, random reads at depth 16: 8 kB 58k IOPS, 16 kB
- * 52k).  Those blocks are read only because the scan will read them anyway;
- * when the look-ahead reaches them they are not advised again (PF_EARLY).
- */
-static bool
-pf_advise(PfScanState *st, BlockNumber blk)
-{
-	Relation	heap = st->scan->heapRelation;
-	BlockNumber lo = blk;
-	BlockNumber hi = blk;
-	int			limit = Max(io_combine_limit, 1);
-	PfAhead    *a;
-
-	if (st->ahead == NULL || (io_direct_flags & IO_DIRECT_DATA))
-	{
-		PrefetchBufferResult pr = PrefetchBuffer(heap, MAIN_FORKNUM, blk);
-
-		if (BufferIsValid(pr.recent_buffer))
-			return false;
-		if (pr.initiated_io)
-			st->c.advised++;
-		return true;
-	}
-	if (dio_block_resident(heap, blk))
-		return false;
-	while (hi - lo + 1 < (BlockNumber) limit && hi + 1 < MaxBlockNumber &&
-		   pf_ahead_take(st, hi + 1))
-		hi++;
-	while (hi - lo + 1 < (BlockNumber) limit && lo > 0 &&
-		   pf_ahead_take(st, lo - 1))
-		lo--;
-	if ((a = pfahead_lookup(st->ahead, blk)) != NULL)
-		a->early = true;
-	(void) smgrprefetch(RelationGetSmgr(heap), MAIN_FORKNUM, lo, hi - lo + 1);
-	st->c.advised += hi - lo + 1;
-	st->c.combined += hi - lo;
-	return true;
-}
-
-/*
- * Self-read mode: no block goes to a read stream.  Once the scan looks ahead
- * (it had to read), each new block is advised unless the OS page cache has
- * it, and the consumer reads it itself when it gets there, as core's read
- * stream does with io_method=sync: the kernel reads ahead, and no I/O worker
- * round trip is paid per block.  As a read stream counts I/Os against the
- * I/O concurrency and blocks against its capacity, only a block that needs a
- * read (advised, or read directly) counts against the look-ahead wanted.
- * True when the look-ahead is full.
- */
-static bool
-pf_self_block(PfScanState *st, PfEntry *e, BlockNumber blk, bool early)
-{
-	e->flags |= PF_GROUP_START | PF_SYNC;
-	st->last_blk = blk;
-	st->self_ahead++;
-	if (st->self_dist == 1)
-		return true;
-	if (early)
-		e->flags |= PF_EARLY;	/* on its way with a neighbour */
-	else if (pf_block_os_cached(st, blk))
-		e->flags |= PF_OS_CACHED;
-	else if (pf_direct_block(st, blk))
-	{
-		e->flags |= PF_DIRECT;
-		st->self_ios++;
-	}
-	else if (pf_advise(st, blk))
-	{
-		/* posix_fadvise(WILLNEED), unless the block is in shared buffers */
-		e->flags |= PF_ADVISED;
-		st->self_ios++;
-	}
-	return st->self_ios >= st->self_dist || st->self_ahead >= (int) st->capacity;
-}
-
-/*
- * The read stream's callback: queue TIDs until one needs a heap block other
- * than the last one handed out, and return that block.  Ends the stream at
- * the end of the index, at the cap on TIDs needing no block (index-only), at
- * the hard cap, and after every TID without MVCC (no read-ahead).
- */
-static BlockNumber
-pf_look_ahead(PfScanState *st)
-{
-	BlockNumber result = InvalidBlockNumber;
-	int			run = 0;
-
-	if (st->selfread)
-		pf_deep_fill(st);
-	for (;;)
-	{
-		PfEntry    *e;
-		BlockNumber blk;
-		bool		early = false;
-
-		if (st->examined < st->tail)
-			e = pf_entry(st, st->examined++);	/* queued by the consumer */
-		else
-		{
-			if (st->index_done || run >= st->run_cap ||
-				st->tail - st->head >= PF_MAX_QUEUED ||
-				(!st->prefetch && st->tail > st->head))
-				break;
-			e = pf_fetch(st);
-			if (e == NULL)
-				break;
-			st->examined++;
-		}
-		if (!(e->flags & PF_NEED_HEAP))
-		{
-			run++;
-			continue;
-		}
-		blk = ItemPointerGetBlockNumber(&e->tid);
-		if (e->flags & PF_COUNTED)
-		{
-			e->flags &= ~PF_COUNTED;
-			early = pf_ahead_forget(st, blk);
-		}
-		if (blk == st->last_blk)
-			continue;			/* same block as the group before it */
-
-		if (st->selfread)
-		{
-			if (pf_self_block(st, e, blk, early))
-				break;
-			continue;
-		}
-
-		/*
-		 * Once the stream looks ahead (it had to wait for I/O), a block that
-		 * is in the OS page cache is read by the consumer itself, as core's
-		 * index scan reads it: a round trip to an I/O worker would cost more
-		 * than the copy from the page cache.
-		 */
-		if (st->groups_ahead > 1 && pf_block_os_cached(st, blk))
-		{
-			e->flags |= PF_GROUP_START | PF_SYNC | PF_OS_CACHED;
-			st->last_blk = blk;
-			run++;
-			continue;
-		}
-		e->flags |= PF_GROUP_START;
-		st->last_blk = blk;
-		st->groups_ahead++;
-		/*
-		 * With io_method=worker each read is a round trip to an I/O worker;
-		 * telling the kernel right away (posix_fadvise through core's
-		 * PrefetchBuffer, which skips blocks in shared buffers) lets it read
-		 * while the workers are busy.  Only once the stream looks ahead,
-		 * which it does only after it had to wait for I/O.
-		 */
-		if (st->advice && st->groups_ahead > 1 &&
-			PrefetchBuffer(st->scan->heapRelation, MAIN_FORKNUM, blk).initiated_io)
-			st->c.advised++;
-		result = blk;
-		break;
-	}
-	/* direct reads go to the kernel now, not when the consumer gets there */
-	if (st->dstream != NULL)
-		dio_submit_pending();
-	return result;
-}
-
-static BlockNumber
-pf_stream_next_block(ReadStream *stream, void *private, void *per_buffer_data)
-{
-	PfScanState *st = (PfScanState *) private;
-	BlockNumber result;
-	uint64		reads0 = pf_blocks_read_now();
-	instr_time	t0;
-
-	if (st->timing)
-		INSTR_TIME_SET_CURRENT(t0);
-
-	result = pf_look_ahead(st);
-	if (result == InvalidBlockNumber)
-	{
-		st->stream_ended = true;
-		st->last_blk = InvalidBlockNumber;
-	}
-
-	st->cb_reads += pf_blocks_read_now() - reads0;
-	if (st->timing)
-	{
-		instr_time	t1;
-
-		INSTR_TIME_SET_CURRENT(t1);
-		INSTR_TIME_SUBTRACT(t1, t0);
-		st->cb_us += INSTR_TIME_GET_MICROSEC(t1);
-	}
-	return result;
-}
-
-/* A wait for a block of us microseconds counts when longer than PF_WAIT_US. */
-static inline void
-pf_count_wait(PfScanState *st, int64 us)
-{
-	if (us > PF_WAIT_US)
-	{
-		st->c.waits++;
-		st->c.wait_us += us;
-	}
-}
-
-/*
- * read_stream_next_buffer() with the accounting: blocks it read (minus the
- * index and VM blocks our callback read meanwhile) and, with timing, how
- * long it waited.
- */
-static Buffer
-pf_stream_buffer(PfScanState *st)
-{
-	uint64		reads0 = pf_blocks_read_now();
-	uint64		cb_reads0 = st->cb_reads;
-	uint64		cb_us0 = st->cb_us;
-	instr_time	t0;
-	Buffer		buf;
-
-	if (st->timing)
-		INSTR_TIME_SET_CURRENT(t0);
-	buf = read_stream_next_buffer(st->stream, NULL);
-	if (st->timing)
-	{
-		instr_time	t1;
-
-		INSTR_TIME_SET_CURRENT(t1);
-		INSTR_TIME_SUBTRACT(t1, t0);
-		pf_count_wait(st, (int64) INSTR_TIME_GET_MICROSEC(t1) - (int64) (st->cb_us - cb_us0));
-	}
-	st->c.blocks_read += (pf_blocks_read_now() - reads0) - (st->cb_reads - cb_reads0);
-	return buf;
-}
-
-static void pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk, bool top_up);
-static void pf_trail_end(PfScanState *st);
-
-/*
- * Self-read mode: top the look-ahead up after every block that leaves room
- * for another I/O, so that it stays at the I/O concurrency.  Not while the
- * look-ahead is one: then the next TID is taken when it is wanted.
- */
-static void
-pf_self_top_up(PfScanState *st)
-{
-	if (st->self_dist > 1 && st->self_ios < st->self_dist &&
-		(!st->index_done || st->examined < st->tail))
-		(void) pf_look_ahead(st);
-}
-
-/*
- * The queue was empty and TIDs were queued (or are wanted): have them looked
- * at, by our look-ahead in self-read mode, else by the stream's callback as
- * the stream is asked for its next buffer (which belongs to the first group
- * start among them).
- */
-static void
-pf_feed(PfScanState *st)
-{
-	Buffer		buf;
-
-	if (st->selfread)
-	{
-		(void) pf_look_ahead(st);
-		return;
-	}
-	if (st->stream_ended)
-	{
-		read_stream_reset(st->stream);
-		st->stream_ended = false;
-		st->run_cap = Min(st->run_cap * 2, PF_MAX_RUN);
-		st->c.restarts++;
-	}
-	buf = pf_stream_buffer(st);
-	if (BufferIsValid(buf))
-		st->pending_buf = buf;
-}
-
-/*
- * The consumer arrived at the heap page of a group start (st->cur_buf):
- * prune it opportunistically, as core's index fetch does on each new page,
- * so that an update-heavy table gets the same HOT cleanup from our scans as
- * from core's.  The prune needs a cleanup lock: while the read stream still
- * pins the page for a later group it is skipped, as core's is whenever
- * another backend pins the page.
- */
-static inline void
-pf_arrive(PfScanState *st)
-{
-	dio_heap_page_prune_opt(st->scan->heapRelation, st->cur_buf, &st->vmbuf,
-							dio_scan_read_only(&st->css.ss));
-}
-
-/*
  * Self-read mode while not looking ahead: the TID just read from the index
  * (which needs its heap block) is the consumer's next entry, with no queue
  * entry and no copy of its index data (PF_IN_SCAN), and its block is read
- * unless it is the current one.  With !top_up, a look-ahead the read calls
- * for waits for the next call (topup_pending): it would read the index on,
- * past the data an index-only scan is about to return.
+ * unless it is the current one (ra_take_now).
  */
-static pg_attribute_always_inline PfEntry *
+static pg_attribute_always_inline RaEntry *
 pf_current_entry(PfScanState *st, ItemPointer tid, bool top_up)
 {
-	BlockNumber blk = ItemPointerGetBlockNumber(tid);
-
 	st->latest = PF_LATEST_CUR;
-	st->cur.tid = *tid;
-	st->cur.copy = NULL;
-	st->cur.flags = PF_IN_SCAN | PF_NEED_HEAP |
-		(st->scan->xs_recheck ? PF_RECHECK : 0);
-	if (blk != st->last_blk || !BufferIsValid(st->cur_buf))
-	{
-		st->cur.flags |= PF_GROUP_START | PF_SYNC;
-		st->last_blk = blk;
-		st->self_ahead++;
-		pf_read_self(st, &st->cur, blk, top_up);
-	}
-	return &st->cur;
+	return ra_take_now(&st->ra, tid,
+					   PF_IN_SCAN | (st->scan->xs_recheck ? PF_RECHECK : 0),
+					   top_up);
 }
 
 /*
- * The next queued TID for the consumer, with st->cur_buf holding its block
- * if it needs one; NULL at the end.  When nothing is queued, the stream is
- * asked for its next buffer, which makes the callback queue more TIDs (the
- * buffer belongs to the first group start among them).  In self-read mode
- * TIDs may be queued beyond what the look-ahead has looked at
- * (pf_deep_fill): the consumer takes none of those before the look-ahead has
- * marked it.
+ * RaSetup.take, plain scans: the next TID straight from the index as the
+ * consumer's entry.  (Index-only scans never need it: pf_ios_take does this
+ * for them.)
  */
-static PfEntry *
-pf_next_entry(PfScanState *st)
+static RaEntry *
+pf_take(void *arg)
 {
-	while (st->selfread && st->head == st->examined && st->head < st->tail)
-		pf_feed(st);
-	while (st->head == st->tail)
-	{
-		if (st->index_done)
-			return NULL;
-		/* nothing queued, so every block handed out has been consumed */
-		Assert(st->groups_ahead == 0 && !BufferIsValid(st->pending_buf));
+	PfScanState *st = (PfScanState *) arg;
+	ItemPointer tid = pf_read_tid(st);
 
-		/*
-		 * Self-read mode while not looking ahead (no block needed a read
-		 * lately): take the next TID straight from the index, with no queue
-		 * entry, and its block unless it is the current one, as core's index
-		 * scan does.  The first block that needs a read starts the
-		 * look-ahead.  (Index-only scans never get here with nothing queued:
-		 * pf_next does this for them.)
-		 */
-		if (st->selfread && st->self_dist == 1 && !st->index_only)
-		{
-			ItemPointer tid = pf_read_tid(st);
-
-			if (tid == NULL)
-				return NULL;
-			return pf_current_entry(st, tid, true);
-		}
-
-		pf_feed(st);
-	}
-
-	{
-		/*
-		 * Copy the entry out: taking the next buffer runs the callback, which
-		 * may grow (move) the ring.
-		 */
-		PfEntry    *e = &st->cur;
-
-		*e = *pf_entry(st, st->head++);
-		if (e->flags & PF_GROUP_START)
-		{
-			BlockNumber blk = ItemPointerGetBlockNumber(&e->tid);
-
-			if (e->flags & PF_SYNC)
-			{
-				pf_read_self(st, e, blk, true);
-				return e;
-			}
-			if (BufferIsValid(st->cur_buf))
-				ReleaseBuffer(st->cur_buf);
-			st->c.blocks++;
-			st->c.dist_sum += st->groups_ahead;
-			if ((uint64) st->groups_ahead > st->c.dist_max)
-				st->c.dist_max = st->groups_ahead;
-			if (BufferIsValid(st->pending_buf))
-			{
-				st->cur_buf = st->pending_buf;
-				st->pending_buf = InvalidBuffer;
-			}
-			else
-				st->cur_buf = pf_stream_buffer(st);
-			st->groups_ahead--;
-			if (!BufferIsValid(st->cur_buf) || BufferGetBlockNumber(st->cur_buf) != blk)
-				elog(ERROR, "index prefetch stream out of step at block %u", blk);
-			pf_arrive(st);
-		}
-		return e;
-	}
+	if (tid == NULL)
+		return NULL;
+	return pf_current_entry(st, tid, true);
 }
+
+static void pf_trail_end(PfScanState *st);
 
 /*
- * The consumer reads a group start's block itself (PF_SYNC), in place of the
- * previous group's buffer: it is in the OS page cache, or self-read mode
- * advised it (or it is the first one).  In
- * self-read mode the look-ahead then doubles if the block had to be read,
- * shrinks by one if it was in shared buffers (as a read stream's distance
- * does), and is topped up.
+ * Forget the copies of what was queued and end the trailing scan; the
+ * read-ahead has been reset (its queue forgotten, the scan slot cleared).
  */
 static void
-pf_read_self(PfScanState *st, PfEntry *e, BlockNumber blk, bool top_up)
+pf_index_reset(PfScanState *st)
 {
-	uint64		reads0 = pf_blocks_read_now();
-	uint64		reads;
-	instr_time	t0;
-
-	if (st->timing)
-		INSTR_TIME_SET_CURRENT(t0);
-	if (st->have_run)
-		pf_direct_release(st);
-	if ((e->flags & PF_DIRECT) && pf_direct_take(st, blk))
-		reads = 1;
-	else
-	{
-		st->cur_buf = ReleaseAndReadBuffer(st->cur_buf, st->scan->heapRelation, blk);
-		reads = pf_blocks_read_now() - reads0;
-		pf_arrive(st);
-	}
-	st->c.blocks_read += reads;
-	if (e->flags & PF_OS_CACHED)
-		st->c.sync_blocks++;
-	else
-	{
-		st->c.blocks++;
-		if (st->timing && reads > 0)
-		{
-			instr_time	t1;
-
-			INSTR_TIME_SET_CURRENT(t1);
-			INSTR_TIME_SUBTRACT(t1, t0);
-			pf_count_wait(st, (int64) INSTR_TIME_GET_MICROSEC(t1));
-		}
-	}
-	if (!st->selfread)
-		return;
-
-	if (!(e->flags & PF_OS_CACHED))
-	{
-		st->c.dist_sum += st->self_ahead;
-		if ((uint64) st->self_ahead > st->c.dist_max)
-			st->c.dist_max = st->self_ahead;
-	}
-	if (reads > 0)
-		st->c.io_inprog += Max(st->self_ios, 1);
-	st->self_ahead--;
-	if (e->flags & (PF_ADVISED | PF_DIRECT))
-		st->self_ios--;
-	if (reads > 0)
-		st->self_dist = Min(st->self_dist * 2, st->self_max);
-	else if (st->self_dist > 1)
-		st->self_dist--;
-	if (top_up)
-		pf_self_top_up(st);
-	else
-		st->topup_pending = true;
-}
-
-/* Forget everything queued; the stream must have been reset or ended. */
-static void
-pf_queue_reset(PfScanState *st)
-{
-	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
-	/* direct reads of forgotten entries: reaped (and the held one given back) */
-	if (st->dstream != NULL)
-	{
-		dio_stream_end(st->dstream);
-		st->dstream = NULL;
-		st->have_run = false;
-	}
-	if (BufferIsValid(st->cur_buf))
-		ReleaseBuffer(st->cur_buf);
-	if (BufferIsValid(st->pending_buf))
-		ReleaseBuffer(st->pending_buf);
-	st->cur_buf = InvalidBuffer;
-	st->pending_buf = InvalidBuffer;
 	MemoryContextReset(st->qcxt);
-	st->copy_bytes = 0;
 	st->out_copy = NULL;
-	st->cur.copy = NULL;
-	st->head = st->examined = st->tail = 0;
 	st->scan_tids = 0;
 	pf_trail_end(st);
-	st->run_cap = PF_MIN_RUN;
-	st->index_done = false;
-	st->stream_ended = false;
-	st->last_blk = InvalidBlockNumber;
-	st->groups_ahead = 0;
 	st->latest = PF_LATEST_NONE;
-	st->self_ahead = 0;
-	st->self_ios = 0;
-	st->self_dist = 1;
-	st->topup_pending = false;
-	if (st->ahead != NULL)
-		pfahead_reset(st->ahead);
 }
 
 /* ======================================================================
@@ -1461,7 +488,7 @@ pf_queue_reset(PfScanState *st)
  * or, for PF_IN_SCAN, from the index scan itself.
  */
 static pg_attribute_always_inline void
-pf_store_index_data(PfScanState *st, TupleTableSlot *slot, PfEntry *e)
+pf_store_index_data(PfScanState *st, TupleTableSlot *slot, RaEntry *e)
 {
 	IndexScanDesc scan = st->scan;
 	TupleDesc	idesc;
@@ -1540,37 +567,13 @@ pf_store_index_data(PfScanState *st, TupleTableSlot *slot, PfEntry *e)
 	slot->tts_tableOid = RelationGetRelid(st->css.ss.ss_currentRelation);
 }
 
-/*
- * The most blocks a read stream begun now on rel may hold pinned ahead of its
- * consumer: PG 19's EXPLAIN calls it the stream's capacity.  PG 18 keeps it
- * in the stream's private state, so it is worked out here from the same
- * inputs: the I/O concurrency of the relation's tablespace, io_combine_limit
- * (the stream keeps one combined read's worth more than max_ios reads), the
- * stream's int16 queue and the buffer manager's pin limit for this backend.
- */
-static uint32
-pf_stream_capacity(Relation rel)
-{
-	int			max_ios;
-	uint32		cap;
-
-	if (IsCatalogRelation(rel))
-		max_ios = effective_io_concurrency;
-	else
-		max_ios = get_tablespace_io_concurrency(rel->rd_rel->reltablespace);
-	max_ios = Min(max_ios, PG_INT16_MAX);
-
-	cap = (uint32) (max_ios + 1) * io_combine_limit;
-	cap = Min(cap, (uint32) (PG_INT16_MAX - io_combine_limit));
-	cap = Min(cap, RelationUsesLocalBuffers(rel) ? GetLocalPinLimit() : GetPinLimit());
-	return Max(cap, 1);
-}
-
+/* At the first row: the index scan, and the read-ahead's sources. */
 static void
 pf_start(PfScanState *st)
 {
 	ScanState  *ss = &st->css.ss;
 	EState	   *estate = ss->ps.state;
+	RaSetup		setup;
 
 	st->scan = dio_index_beginscan(ss->ss_currentRelation, st->index,
 								   estate->es_snapshot, &st->instr, st->nkeys,
@@ -1580,55 +583,22 @@ pf_start(PfScanState *st)
 	if (st->nrtkeys == 0 || st->rtkeys_ready)
 		index_rescan(st->scan, st->keys, st->nkeys, NULL, 0);
 
-	st->prefetch = IsMVCCSnapshot(estate->es_snapshot);
-	st->queued = st->prefetch || st->index_only;
-	if (st->queued)
-		st->capacity = pf_stream_capacity(ss->ss_currentRelation);
-	st->timing = ss->ps.instrument != NULL && DIO_INSTR_NEED_TIMER(ss->ps.instrument);
-	st->advice = pg_dio_index_prefetch_advice && io_method == IOMETHOD_WORKER;
-
-	/*
-	 * With the advice (pg_dio.index_prefetch_advice), whatever io_method,
-	 * read the heap blocks ourselves after advising them (see
-	 * pf_look_ahead): at most the tablespace's I/O concurrency of advised
-	 * blocks ahead, as many reads as the stream would have in flight, and at
-	 * most the stream's capacity of blocks; then no stream is begun.  (Also
-	 * with io_method=io_uring: the kernel reads the advised blocks, and
-	 * neighbours combined, ahead; a read stream asks for one block at a time
-	 * in index order.)  Not without read-ahead (no MVCC) or I/O concurrency.
-	 */
-	st->self_max = get_tablespace_io_concurrency(ss->ss_currentRelation->rd_rel->reltablespace);
-	st->selfread = pg_dio_index_prefetch_advice &&
-		st->prefetch && st->self_max > 0 &&
-		!RelationUsesLocalBuffers(ss->ss_currentRelation);
-	st->combine = pg_dio_index_prefetch_combine;
-	/* index-only scans: half of hash_mem for the TIDs, half for their copies */
-	st->deep_max = (uint32) Min(get_hash_memory_limit() / PF_DEEP_BYTES /
-								(st->index_only ? 2 : 1), PF_DEEP_MAX);
-	st->deep_copy_max = get_hash_memory_limit() / 2;
-	st->self_ahead = 0;
-	st->self_ios = 0;
-	st->self_dist = 1;
-	st->topup_pending = false;
-
-	/*
-	 * Direct reads of the blocks it looks ahead at, in self-read mode: under
-	 * DirectSeqScan's rule 1 (an MVCC snapshot, not SERIALIZABLE, whose
-	 * per-tuple predicate locks need the buffer) and for
-	 * a plain SELECT (no row marks, no EvalPlanQual).  Not index-only: it
-	 * reads only blocks that are not all-visible.
-	 */
-	st->direct = pg_dio_index_direct_read && st->selfread && st->plain_select &&
-		!IsolationIsSerializable() && dio_stats_available();
-	/* before any visibility-map bit it governs is read (pf_direct_block) */
-	st->lsn_bound = dio_image_lsn_bound(estate->es_snapshot);
-	if (st->queued && !st->selfread)
-		st->stream = read_stream_begin_relation(READ_STREAM_DEFAULT, NULL,
-												ss->ss_currentRelation,
-												MAIN_FORKNUM,
-												pf_stream_next_block, st, 0);
-	if (st->stream)
-		dio_read_stream_enable_stats(st->stream, &st->iostats);
+	setup.prefetch = IsMVCCSnapshot(estate->es_snapshot);
+	st->queued = setup.prefetch || st->index_only;
+	setup.heap = ss->ss_currentRelation;
+	setup.snapshot = estate->es_snapshot;
+	setup.read_only = dio_scan_read_only(ss);
+	setup.queued = st->queued;
+	setup.timing = ss->ps.instrument != NULL && DIO_INSTR_NEED_TIMER(ss->ps.instrument);
+	setup.advice = pg_dio_index_prefetch_advice;
+	setup.combine = pg_dio_index_prefetch_combine;
+	/* index-only scans read only blocks that are not all-visible */
+	setup.direct = pg_dio_index_direct_read && st->plain_select && !st->index_only;
+	setup.copies = st->index_only;
+	setup.fetch = pf_fetch;
+	setup.take = st->index_only ? NULL : pf_take;
+	setup.arg = st;
+	ra_start(&st->ra, &setup);
 	st->started = true;
 }
 
@@ -1658,28 +628,28 @@ pf_store_narrow(PfScanState *st, TupleTableSlot *slot, HeapTuple tuple)
 }
 
 /*
- * Store st->tup, on the direct image, in a buffer heap tuple slot (the
+ * Store st->ra.tup, on the direct image, in a buffer heap tuple slot (the
  * relation's row): such a slot takes tuples of a buffer only, so a copy, and
  * the copy's TID and table go where the slot's readers take them from.
  */
 static void
 pf_store_direct(PfScanState *st, TupleTableSlot *slot)
 {
-	ExecForceStoreHeapTuple(&st->tup, slot, false);
-	slot->tts_tid = st->tup.t_self;
-	slot->tts_tableOid = st->tup.t_tableOid;
+	ExecForceStoreHeapTuple(&st->ra.tup, slot, false);
+	slot->tts_tid = st->ra.tup.t_self;
+	slot->tts_tableOid = st->ra.tup.t_tableOid;
 }
 
-/* pf_recheck_quals of st->tup, in cur_buf or the direct image, for a narrow scan tuple. */
+/* pf_recheck_quals of st->ra.tup, in cur_buf or the direct image, for a narrow scan tuple. */
 static bool
 pf_recheck_narrow(PfScanState *st)
 {
 	bool		ok;
 
-	if (st->have_run)
+	if (st->ra.have_run)
 		pf_store_direct(st, st->heapslot);
 	else
-		ExecStoreBufferHeapTuple(&st->tup, st->heapslot, st->cur_buf);
+		ExecStoreBufferHeapTuple(&st->ra.tup, st->heapslot, st->ra.cur_buf);
 	ok = pf_recheck_quals(st, st->heapslot);
 	ExecClearTuple(st->heapslot);
 	return ok;
@@ -1806,7 +776,7 @@ pf_next_unqueued(PfScanState *st, TupleTableSlot *slot)
  * mode while not looking ahead (the entry returned).  Otherwise it is queued
  * and handed to the look-ahead (NULL).  At the end: *result, an empty slot.
  */
-static PfEntry *
+static RaEntry *
 pf_ios_take(PfScanState *st, TupleTableSlot *slot, TupleTableSlot **result,
 			bool *again)
 {
@@ -1821,30 +791,31 @@ pf_ios_take(PfScanState *st, TupleTableSlot *slot, TupleTableSlot **result,
 	{
 		PredicateLockPage(st->css.ss.ss_currentRelation, ItemPointerGetBlockNumber(tid),
 						  st->css.ss.ps.state->es_snapshot);
-		st->cur.tid = *tid;
-		st->cur.flags = PF_IN_SCAN;
-		st->cur.copy = NULL;
-		pf_store_index_data(st, slot, &st->cur);
+		st->ra.cur.tid = *tid;
+		st->ra.cur.flags = PF_IN_SCAN;
+		st->ra.cur.copy = NULL;
+		pf_store_index_data(st, slot, &st->ra.cur);
 		if (!st->scan->xs_recheck || pf_recheck_quals(st, slot))
 			*result = slot;
 		else
 			*again = true;
 		return NULL;
 	}
-	if (st->selfread && st->self_dist == 1)
+	if (st->ra.selfread && st->ra.self_dist == 1)
 		return pf_current_entry(st, tid, false);
 	pf_queue_tid(st, tid, true);
-	pf_feed(st);
+	ra_feed(&st->ra);
 	return NULL;
 }
 
 /*
  * Fetch the tuple of e's TID visible to the scan from its heap block (the
- * held direct image or cur_buf) into st->tup; e->tid becomes the tuple's own
- * TID, which may be further down its HOT chain.  False if none is visible.
+ * held direct image or cur_buf) into st->ra.tup (ra_fetch_tuple); e->tid
+ * becomes the tuple's own TID, which may be further down its HOT chain.
+ * False if none is visible.
  */
 static bool
-pf_heap_fetch(PfScanState *st, PfEntry *e)
+pf_heap_fetch(PfScanState *st, RaEntry *e)
 {
 	ItemPointerData tid = e->tid;
 	bool		all_dead = false;
@@ -1852,27 +823,8 @@ pf_heap_fetch(PfScanState *st, PfEntry *e)
 
 	if (st->index_only)
 		InstrCountTuples2(&st->css.ss, 1);	/* core's Heap Fetches */
-	if (st->have_run)
-	{
-		/* a direct image (plain scans only) */
-		if (unlikely(st->dblk != ItemPointerGetBlockNumber(&tid)))
-			elog(ERROR, "index prefetch consumer out of step at block %u",
-				 ItemPointerGetBlockNumber(&tid));
-		found = pf_direct_fetch(st, &tid);
-	}
-	else
-	{
-		/* heap_hot_search_buffer looks at the offset only: check the block */
-		if (unlikely(!BufferIsValid(st->cur_buf) ||
-					 BufferGetBlockNumber(st->cur_buf) != ItemPointerGetBlockNumber(&tid)))
-			elog(ERROR, "index prefetch consumer out of step at block %u",
-				 ItemPointerGetBlockNumber(&tid));
-		LockBuffer(st->cur_buf, BUFFER_LOCK_SHARE);
-		found = heap_hot_search_buffer(&tid, st->css.ss.ss_currentRelation, st->cur_buf,
-									   st->css.ss.ps.state->es_snapshot,
-									   &st->tup, &all_dead, true);
-		LockBuffer(st->cur_buf, BUFFER_LOCK_UNLOCK);
-	}
+	found = ra_fetch_tuple(&st->ra, &tid, st->css.ss.ps.state->es_snapshot,
+						   &all_dead);
 
 	/*
 	 * As core's index fetch: a TID whose whole HOT chain is dead to everyone
@@ -1884,7 +836,7 @@ pf_heap_fetch(PfScanState *st, PfEntry *e)
 	if (all_dead && !st->scan->xactStartedInRecovery)
 	{
 		if (st->latest == PF_LATEST_CUR ||
-			(st->latest == PF_LATEST_QUEUED && st->head == st->tail))
+			(st->latest == PF_LATEST_QUEUED && st->ra.head == st->ra.tail))
 			st->scan->kill_prior_tuple = true;
 		else
 			pf_trail_kill(st, &tid);
@@ -1920,17 +872,17 @@ pf_next_tuple(ScanState *ss)
 
 	for (;;)
 	{
-		PfEntry    *e = NULL;
+		RaEntry    *e = NULL;
 
 		CHECK_FOR_INTERRUPTS();
 
-		if (unlikely(st->topup_pending))
+		if (unlikely(st->ra.topup_pending))
 		{
-			st->topup_pending = false;
-			pf_self_top_up(st);
+			st->ra.topup_pending = false;
+			ra_top_up(&st->ra);
 		}
 
-		if (st->index_only && st->head == st->tail && !st->index_done)
+		if (st->index_only && st->ra.head == st->ra.tail && !st->ra.done)
 		{
 			TupleTableSlot *result = NULL;
 			bool		again = false;
@@ -1944,12 +896,12 @@ pf_next_tuple(ScanState *ss)
 
 		if (e == NULL)
 		{
-			e = pf_next_entry(st);
+			e = ra_next_entry(&st->ra);
 			if (e == NULL)
 				return ExecClearTuple(slot);
 		}
 
-		if (e->flags & PF_NEED_HEAP)
+		if (e->flags & RA_NEED_HEAP)
 		{
 			if (!pf_heap_fetch(st, e))
 				continue;
@@ -1958,13 +910,13 @@ pf_next_tuple(ScanState *ss)
 				/* the page stays pinned as cur_buf (or held) until the next call */
 				if ((e->flags & PF_RECHECK) && !pf_recheck_narrow(st))
 					continue;
-				pf_store_narrow(st, slot, &st->tup);
+				pf_store_narrow(st, slot, &st->ra.tup);
 				return slot;
 			}
-			if (st->have_run)
+			if (st->ra.have_run)
 				pf_store_direct(st, slot);
 			else if (!st->index_only)
-				ExecStoreBufferHeapTuple(&st->tup, slot, st->cur_buf);
+				ExecStoreBufferHeapTuple(&st->ra.tup, slot, st->ra.cur_buf);
 		}
 		else
 			PredicateLockPage(heap, ItemPointerGetBlockNumber(&e->tid), snapshot);
@@ -2053,7 +1005,7 @@ dio_prefetch_shmem_startup(void)
 		for (int i = 0; i < pf_par_rows() * PF_PAR_ENTRIES; i++)
 		{
 			pg_atomic_init_u32(&pf_par[i].node, 0);
-			for (int j = 0; j < (int) PF_NCOUNTERS; j++)
+			for (int j = 0; j < (int) RA_NCOUNTERS; j++)
 				pg_atomic_init_u64(&pf_par[i].v[j], 0);
 		}
 	}
@@ -2084,7 +1036,7 @@ pf_par_claim(PfScanState *st)
 		}
 	}
 	if (st->par != NULL)
-		for (int j = 0; j < (int) PF_NCOUNTERS; j++)
+		for (int j = 0; j < (int) RA_NCOUNTERS; j++)
 			pg_atomic_write_u64(&st->par->v[j], 0);
 }
 
@@ -2119,7 +1071,7 @@ pf_par_publish(PfScanState *st)
 {
 	PGPROC	   *leader = MyProc ? MyProc->lockGroupLeader : NULL;
 	uint32		key = (uint32) st->css.ss.ps.plan->plan_node_id + 1;
-	PfCounters	c = st->c;
+	RaCounters	c = st->ra.c;
 	uint64	   *v = (uint64 *) &c;
 	int			procno;
 
@@ -2135,14 +1087,14 @@ pf_par_publish(PfScanState *st)
 
 		if (pg_atomic_read_u32(&e->node) != key)
 			continue;
-		for (int j = 0; j < (int) PF_NCOUNTERS - 1; j++)
+		for (int j = 0; j < (int) RA_NCOUNTERS - 1; j++)
 			pg_atomic_fetch_add_u64(&e->v[j], v[j]);
 		for (;;)
 		{
-			uint64		old = pg_atomic_read_u64(&e->v[PF_NCOUNTERS - 1]);
+			uint64		old = pg_atomic_read_u64(&e->v[RA_NCOUNTERS - 1]);
 
 			if (old >= c.dist_max ||
-				pg_atomic_compare_exchange_u64(&e->v[PF_NCOUNTERS - 1], &old, c.dist_max))
+				pg_atomic_compare_exchange_u64(&e->v[RA_NCOUNTERS - 1], &old, c.dist_max))
 				break;
 		}
 		return;
@@ -2150,19 +1102,19 @@ pf_par_publish(PfScanState *st)
 }
 
 /* The leader's counters plus what its workers added. */
-static PfCounters
+static RaCounters
 pf_total_counters(PfScanState *st)
 {
-	PfCounters	c = st->c;
+	RaCounters	c = st->ra.c;
 	uint64	   *v = (uint64 *) &c;
 
 	c.nsearches = st->instr.nsearches;
 	if (st->par != NULL)
 	{
-		for (int j = 0; j < (int) PF_NCOUNTERS - 1; j++)
+		for (int j = 0; j < (int) RA_NCOUNTERS - 1; j++)
 			v[j] += pg_atomic_read_u64(&st->par->v[j]);
-		v[PF_NCOUNTERS - 1] = Max(v[PF_NCOUNTERS - 1],
-								  pg_atomic_read_u64(&st->par->v[PF_NCOUNTERS - 1]));
+		v[RA_NCOUNTERS - 1] = Max(v[RA_NCOUNTERS - 1],
+								  pg_atomic_read_u64(&st->par->v[RA_NCOUNTERS - 1]));
 	}
 	return c;
 }
@@ -2231,11 +1183,6 @@ pf_begin_scan(CustomScanState *node, EState *estate, int eflags)
 	st->filterqual = (List *) lthird(cscan->custom_exprs);
 	st->filter = ExecInitQual(st->filterqual, &node->ss.ps);
 	st->qualorig = pf_init_recheck(st, st->indexqualorig);
-	st->cur_buf = InvalidBuffer;
-	st->pending_buf = InvalidBuffer;
-	st->vmbuf = InvalidBuffer;
-	st->last_blk = InvalidBlockNumber;
-	st->run_cap = PF_MIN_RUN;
 
 	/* EXPLAIN without ANALYZE needs no index (an advisor's may not exist) */
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
@@ -2260,8 +1207,7 @@ pf_begin_scan(CustomScanState *node, EState *estate, int eflags)
 		node->ss.ps.ps_ExprContext = std;
 	}
 
-	st->qsize = 64;
-	st->q = MemoryContextAlloc(estate->es_query_cxt, sizeof(PfEntry) * st->qsize);
+	ra_init(&st->ra, estate->es_query_cxt, node->ss.ss_ScanTupleSlot);
 	st->qcxt = AllocSetContextCreate(estate->es_query_cxt,
 									 "pg_dio index prefetch queue",
 									 ALLOCSET_DEFAULT_SIZES);
@@ -2302,9 +1248,8 @@ pf_rescan(CustomScanState *node)
 
 	if (st->index == NULL)
 		return;
-	if (st->stream)
-		read_stream_reset(st->stream);
-	pf_queue_reset(st);
+	ra_reset(&st->ra);
+	pf_index_reset(st);
 
 	if (st->nrtkeys != 0)
 	{
@@ -2328,20 +1273,8 @@ pf_end_scan(CustomScanState *node)
 	if (node->ss.ps.state->es_instrument)
 		pf_par_publish(st);
 	pf_par_release(st);
-	if (st->stream)
-	{
-		read_stream_end(st->stream);
-		st->stream = NULL;
-	}
-	if (st->oscheck)
-	{
-		dio_stream_end(st->oscheck);
-		st->oscheck = NULL;
-	}
-	pf_queue_reset(st);
-	if (BufferIsValid(st->vmbuf))
-		ReleaseBuffer(st->vmbuf);
-	st->vmbuf = InvalidBuffer;
+	ra_end(&st->ra);
+	pf_index_reset(st);
 	if (st->scan)
 		index_endscan(st->scan);
 	index_close(st->index, NoLock);
@@ -2437,18 +1370,18 @@ pf_explain_count(const char *label, DioNodeInstr *instr, bool recheck,
  * and the advised reads in flight at each).
  */
 static void
-pf_explain_io(PfScanState *st, const PfCounters *c, ExplainState *es)
+pf_explain_io(PfScanState *st, const RaCounters *c, ExplainState *es)
 {
-	DioIOStats	io = st->iostats;
+	DioIOStats	io = st->ra.iostats;
 
 	if (!dio_explain_io(es))
 		return;
-	if (st->selfread)
+	if (st->ra.selfread)
 	{
 		io.prefetch_count = c->blocks;
 		io.distance_sum = c->dist_sum;
 		io.distance_max = (int16) Min(c->dist_max, PG_INT16_MAX);
-		io.distance_capacity = (int16) Min(st->capacity, PG_INT16_MAX);
+		io.distance_capacity = (int16) Min(st->ra.capacity, PG_INT16_MAX);
 		io.wait_count = c->waits;
 		io.io_count = io.io_nblocks = c->blocks_read;
 		io.io_in_progress = c->io_inprog;
@@ -2458,14 +1391,14 @@ pf_explain_io(PfScanState *st, const PfCounters *c, ExplainState *es)
 
 /* The scan's prefetch and heap figures in text: one line each. */
 static void
-pf_explain_heap_text(PfScanState *st, const PfCounters *c, ExplainState *es)
+pf_explain_heap_text(PfScanState *st, const RaCounters *c, ExplainState *es)
 {
 	if (!dio_explain_io(es))
 	{
 		ExplainIndentText(es);
 		appendStringInfo(es->str, "Prefetch: avg=%.1f max=" UINT64_FORMAT " capacity=%u",
 						 c->blocks ? (double) c->dist_sum / c->blocks : 0.0,
-						 c->dist_max, st->capacity);
+						 c->dist_max, st->ra.capacity);
 		if (c->restarts > 0)
 			appendStringInfo(es->str, " restarts=" UINT64_FORMAT, c->restarts);
 		appendStringInfoChar(es->str, '\n');
@@ -2483,7 +1416,7 @@ pf_explain_heap_text(PfScanState *st, const PfCounters *c, ExplainState *es)
 		appendStringInfo(es->str, " direct=" UINT64_FORMAT, c->direct);
 	if (c->direct_fallback > 0)
 		appendStringInfo(es->str, " direct-fallback=" UINT64_FORMAT, c->direct_fallback);
-	if (st->timing)
+	if (st->ra.timing)
 		appendStringInfo(es->str, " waits=" UINT64_FORMAT " wait time=%.3f ms",
 						 c->waits, (double) c->wait_us / 1000.0);
 	if (dio_explain_io(es) && c->restarts > 0)
@@ -2493,14 +1426,14 @@ pf_explain_heap_text(PfScanState *st, const PfCounters *c, ExplainState *es)
 
 /* The same figures as properties of the other formats. */
 static void
-pf_explain_heap_props(PfScanState *st, const PfCounters *c, ExplainState *es)
+pf_explain_heap_props(PfScanState *st, const RaCounters *c, ExplainState *es)
 {
 	if (!dio_explain_io(es))
 	{
 		ExplainPropertyFloat("Prefetch Average", NULL,
 							 c->blocks ? (double) c->dist_sum / c->blocks : 0.0, 1, es);
 		ExplainPropertyUInteger("Prefetch Max", NULL, c->dist_max, es);
-		ExplainPropertyUInteger("Prefetch Capacity", NULL, st->capacity, es);
+		ExplainPropertyUInteger("Prefetch Capacity", NULL, st->ra.capacity, es);
 	}
 	ExplainPropertyUInteger("Prefetch Restarts", NULL, c->restarts, es);
 	ExplainPropertyUInteger("Heap Blocks Requested", NULL, c->blocks, es);
@@ -2511,7 +1444,7 @@ pf_explain_heap_props(PfScanState *st, const PfCounters *c, ExplainState *es)
 	ExplainPropertyUInteger("Heap Blocks Direct", NULL, c->direct, es);
 	ExplainPropertyUInteger("Heap Blocks Direct Fallback", NULL, c->direct_fallback, es);
 	ExplainPropertyUInteger("Index TIDs", NULL, c->tids, es);
-	if (st->timing)
+	if (st->ra.timing)
 	{
 		if (!dio_explain_io(es))
 			ExplainPropertyUInteger("I/O Waits", NULL, c->waits, es);
@@ -2526,8 +1459,8 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	Plan	   *plan = node->ss.ps.plan;
 	char	   *idxname = get_rel_name(st->indexoid);
 	DioNodeInstr *instr = node->ss.ps.instrument;
-	PfCounters	total = pf_total_counters(st);
-	PfCounters *c = &total;
+	RaCounters	total = pf_total_counters(st);
+	RaCounters *c = &total;
 
 	if (idxname == NULL)
 		idxname = psprintf("%u", st->indexoid);
@@ -2552,8 +1485,8 @@ pf_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 	ExplainPropertyUInteger("Index Searches", NULL, c->nsearches, es);
 
 	/* a leader that ran no part of a parallel scan began no stream */
-	if (st->capacity == 0 && c->blocks > 0)
-		st->capacity = pf_stream_capacity(st->css.ss.ss_currentRelation);
+	if (st->ra.capacity == 0 && c->blocks > 0)
+		st->ra.capacity = ra_stream_capacity(st->css.ss.ss_currentRelation);
 
 	pf_explain_io(st, c, es);
 	if (es->format == EXPLAIN_FORMAT_TEXT)
