@@ -37,8 +37,8 @@
  * consumer never takes a TID the look-ahead has not looked at.
  *
  * Why reading TIDs ahead is safe is the producer's to ensure (an MVCC
- * snapshot: see scan_prefetch.c); without RaSetup.prefetch the look-ahead
- * takes one TID at a time.
+ * snapshot: see scan_prefetch_exec.c); without RaSetup.prefetch the
+ * look-ahead takes one TID at a time.
  *
  * Lifetime: the consumer holds a pin on the current group's buffer (or the
  * direct image) until it moves to the next group; the user's slot

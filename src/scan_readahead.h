@@ -90,7 +90,8 @@ typedef struct RaSetup
 	bool		queued;			/* TIDs go through the queue */
 	bool		prefetch;		/* MVCC snapshot: read ahead (else one TID) */
 	bool		timing;			/* time the waits */
-	bool		advice;			/* self-read mode wanted (advise, read ourselves) */
+	bool		advice;			/* self-read mode where it can be, else advice
+								 * beside the stream (io_method=worker) */
 	bool		combine;		/* self-read: advise neighbours together */
 	bool		direct;			/* self-read: direct images wanted */
 	bool		copies;			/* entries carry copies (half of hash_mem) */
@@ -183,8 +184,8 @@ typedef struct RaState
 
 	/* instrumentation */
 	bool		timing;
-	uint64		cb_us;			/* time spent in the producer's reads */
-	uint64		cb_reads;		/* blocks read by the producer (index, VM) */
+	uint64		cb_us;			/* time in the stream's callback (the producer) */
+	uint64		cb_reads;		/* blocks the callback read (index, VM) */
 	RaCounters	c;
 } RaState;
 
