@@ -50,10 +50,10 @@ if is_root && [ -w /proc/sys/vm/nr_hugepages ]; then
 	HUGE_OLD=$(cat /proc/sys/vm/nr_hugepages)
 	# 256MB shared_buffers need ~142 pages of 2 MB, fio's buffers up to 16;
 	# the TPC-H experiment's 512MB ~272, the Citus experiment's three
-	# nodes' 256MB ~430
+	# nodes' 256MB (and 100 connections) ~450
 	HUGE_ADD=200
 	[[ $ONLY != *,tpch,* ]] || HUGE_ADD=350
-	[[ $ONLY != *,citus,* ]] || HUGE_ADD=450
+	[[ $ONLY != *,citus,* ]] || HUGE_ADD=520
 	echo $((HUGE_OLD + HUGE_ADD)) > /proc/sys/vm/nr_hugepages || true
 	if [ "$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)" -ge 190 ]; then
 		export PG_DIO_FIO_MEM=shmhuge
