@@ -256,6 +256,17 @@ def check_plan(name, side, want, text):
             + ("none" if side == "core" else f"{' or '.join(want)} (in each task)"))
 
 
+def check_io(name, want, text):
+    """EXPLAIN ANALYZE of a cold pg_dio run: its DirectSeqScans read blocks
+    with O_DIRECT, its PrefetchIndexScans asked for heap blocks."""
+    direct = sum(int(x) for x in re.findall(r"Direct I/O: blocks=(\d+)", text))
+    requested = sum(int(x) for x in re.findall(r"Heap Blocks: requested=(\d+)", text))
+    if ("DirectSeqScan" in want and direct == 0) or ("PrefetchIndexScan" in want and requested == 0):
+        print(text)
+        die(f"{name}: pg_dio's scans read {direct} blocks directly and asked for {requested} "
+            "heap blocks")
+
+
 # --- the experiment ------------------------------------------------------------------
 
 def main(name, out_dir, nodes):
@@ -342,6 +353,7 @@ def main(name, out_dir, nodes):
             restart_cold(exp, nodes)
             text = explain(exp, nodes, "pg_dio", q, analyze=True)
             check_plan(qname, "pg_dio", want, text)
+            check_io(qname, want, text)
             fh.write(f"-- {qname}, cold, pg_dio's scans at their defaults\n"
                      f"{exp['explain']}EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) {q};\n{text}\n\n")
     loads["end"] = loadavg()
@@ -366,7 +378,8 @@ def report(r, explain_file):
     lines += [
         f"Data: {r['rows']} rows, {r['table_bytes'] / 2**30:.2f} GiB of tables and "
         f"{r['index_bytes'] / 2**30:.2f} GiB of indexes in {r['parts']} {r['parts_name']} "
-        f"(loaded in {r['load_s']} s). Nodes: {', '.join(r['nodes'])}, each with "
+        f"(loaded in {r['load_s']} s). {'Nodes' if len(r['nodes']) > 1 else 'Cluster'}: "
+        f"{', '.join(r['nodes'])}, {'each ' if len(r['nodes']) > 1 else ''}with "
         f"shared_preload_libraries = '{r['preload']}', shared_buffers = {r['shared_buffers']}, "
         f"io_method = {r['io_method']}, max_parallel_workers_per_gather = "
         f"{r['max_parallel_workers_per_gather']}, huge_pages_status = {r['huge_pages_status']}; "
