@@ -120,6 +120,17 @@ def segment_files(data):
     return files, nblocks
 
 
+def relation_segments(data, filepath):
+    """The segment files of the relation at pg_relation_filepath filepath
+    under the data directory data."""
+    files = []
+    while True:
+        path = os.path.join(data, filepath + (f".{len(files)}" if files else ""))
+        if not os.path.exists(path):
+            return files
+        files.append(path)
+
+
 # fio's I/O buffers: "shmhuge" (huge pages, which run.sh reserves when it runs
 # as root) or fio's default malloc'd 4 kB pages
 FIO_MEM = os.environ.get("PG_DIO_FIO_MEM", "")

@@ -5,8 +5,10 @@
 #   PG_DIO_BENCH_STANDBY=1: the seqscan and indexscan experiments (cold) run
 #     on a hot standby of the bench cluster, made for the run and destroyed
 #   PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,
-#     indexscan, probe (the default: all five) and tpch (only when named: TPC-H,
-#     test/bench/tpch.py, PG_DIO_BENCH_TPCH_* settings)
+#     indexscan, probe (the default: all five) and, only when named, tpch
+#     (TPC-H, test/bench/tpch.py, PG_DIO_BENCH_TPCH_* settings), timescaledb
+#     and citus (test/bench/extensions.sh: PostgreSQL 18.6 from source and
+#     clusters of their own, PG_DIO_BENCH_EXT_* settings)
 set -euo pipefail
 . "$(dirname "$0")/../scripts/common.sh"
 
@@ -23,8 +25,13 @@ export PG_DIO_BENCH_CLUSTER=$CLUSTER
 STANDBY=
 [ "${PG_DIO_BENCH_STANDBY:-0}" = 1 ] && STANDBY=$CLUSTER-standby
 WORK=$(pg_dio_workdir)
-# PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,indexscan,probe,tpch
+# PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,indexscan,probe,tpch,timescaledb,citus
 ONLY=",${PG_DIO_BENCH_ONLY:-engine,seqscan,combine,indexscan,probe},"
+# the bench cluster serves every experiment but timescaledb and citus
+BENCH_CLUSTER=0
+for e in engine seqscan combine indexscan probe tpch; do
+	[[ $ONLY != *,$e,* ]] || BENCH_CLUSTER=1
+done
 OUT="$PG_DIO_ROOT/bench-results/$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$OUT"
 
@@ -42,9 +49,11 @@ HUGE_OLD=
 if is_root && [ -w /proc/sys/vm/nr_hugepages ]; then
 	HUGE_OLD=$(cat /proc/sys/vm/nr_hugepages)
 	# 256MB shared_buffers need ~142 pages of 2 MB, fio's buffers up to 16;
-	# the TPC-H experiment's 512MB ~272
+	# the TPC-H experiment's 512MB ~272, the Citus experiment's three
+	# nodes' 256MB (and 100 connections) ~450
 	HUGE_ADD=200
 	[[ $ONLY != *,tpch,* ]] || HUGE_ADD=350
+	[[ $ONLY != *,citus,* ]] || HUGE_ADD=520
 	echo $((HUGE_OLD + HUGE_ADD)) > /proc/sys/vm/nr_hugepages || true
 	if [ "$(awk '/HugePages_Free/ {print $2}' /proc/meminfo)" -ge 190 ]; then
 		export PG_DIO_FIO_MEM=shmhuge
@@ -62,11 +71,13 @@ trap 'exit 130' INT TERM
 command -v fio >/dev/null || die "fio is missing: run test/setup.sh (or apt-get install fio)"
 # (a standby's primary leaves the huge pages to the standby, which is
 # measured, and runs no autovacuum, which would write WAL for it to replay)
-eval "$(PG_DIO_SERVER_OPTIONS=${STANDBY:+"-c huge_pages=off -c autovacuum=off"} \
-	"$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER" "shared_buffers = '256MB'")"
-export PG_DIO_DATA="$WORK/.tmp/clusters/$CLUSTER/data"
-# every experiment needs the extension (PG_DIO_BENCH_ONLY may skip the engine's)
-psql -X -q -c "CREATE EXTENSION IF NOT EXISTS pg_dio"
+if [ "$BENCH_CLUSTER" = 1 ] || [ -n "$STANDBY" ]; then
+	eval "$(PG_DIO_SERVER_OPTIONS=${STANDBY:+"-c huge_pages=off -c autovacuum=off"} \
+		"$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER" "shared_buffers = '256MB'")"
+	export PG_DIO_DATA="$WORK/.tmp/clusters/$CLUSTER/data"
+	# every experiment needs the extension (PG_DIO_BENCH_ONLY may skip the engine's)
+	psql -X -q -c "CREATE EXTENSION IF NOT EXISTS pg_dio"
+fi
 
 # the project venv: the PyPI packages of the experiments and the plots
 VENV="$WORK/.venv"
@@ -86,9 +97,10 @@ sys.exit(1 if ver and have != ver else 0)' "$r" 2>/dev/null || missing+=("$r")
 if [ -n "$STANDBY" ]; then
 	# on the standby: the seqscan and indexscan experiments (cold; the
 	# engine's and combine's are not made for a standby)
-	[[ $ONLY != *,engine,* && $ONLY != *,combine,* && $ONLY != *,tpch,* ]] ||
-		note "standby mode: the engine, combine and tpch experiments do not run"
-	ONLY=${ONLY//,engine,/,}; ONLY=${ONLY//,combine,/,}; ONLY=${ONLY//,tpch,/,}
+	[[ $ONLY != *,engine,* && $ONLY != *,combine,* && $ONLY != *,tpch,* &&
+		$ONLY != *,timescaledb,* && $ONLY != *,citus,* ]] ||
+		note "standby mode: the engine, combine, tpch, timescaledb and citus experiments do not run"
+	for e in engine combine tpch timescaledb citus; do ONLY=${ONLY//,$e,/,}; done
 	exps=()
 	[[ $ONLY != *,seqscan,* ]] || exps+=(seqscan)
 	[[ $ONLY != *,indexscan,* ]] || exps+=(indexscan)
@@ -132,9 +144,14 @@ if [[ $ONLY == *,tpch,* ]]; then
 	PG_DIO_BENCH_TPCH_CACHE=${PG_DIO_BENCH_TPCH_CACHE:-$WORK/.tmp/tpch} \
 		"$VENV/bin/python" "$PG_DIO_ROOT/test/bench/tpch.py" "$OUT"
 fi
+for e in timescaledb citus; do
+	if [[ $ONLY == *,$e,* ]]; then
+		"$PG_DIO_ROOT/test/bench/extensions.sh" "$e" "$OUT"
+	fi
+done
 cat "$OUT"/report.md "$OUT"/seqscan.md "$OUT"/combine.md "$OUT"/indexscan.md "$OUT"/probe.md \
 	"$OUT"/seqscan-standby.md "$OUT"/indexscan-standby.md "$OUT"/tpch-*.md \
-	> "$OUT/README.md" 2>/dev/null || true
+	"$OUT"/timescaledb-*.md "$OUT"/citus-*.md > "$OUT/README.md" 2>/dev/null || true
 
 # plots: matplotlib from PyPI in the project venv
 venv_need matplotlib

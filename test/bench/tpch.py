@@ -53,9 +53,9 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import (fio_mem_text, psql, psql_script, reset_all_sql,  # noqa: E402
-                           run_fio, run_fio_random, server_started, settle, settle_text,
-                           walk, write_report)
+from engine_vs_fio import (fio_mem_text, psql, psql_script, relation_segments,  # noqa: E402
+                           reset_all_sql, run_fio, run_fio_random, server_started, settle,
+                           settle_text, walk, write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -331,14 +331,14 @@ def session(side):
 MARK = "@@run "
 
 
-def run_script(runs):
-    """runs: [(label, side, query)], all in one session, each timed (psql's
-    \\timing: from sending the query to having its rows).  Returns
-    [(label, seconds, rows)]."""
+def run_script(runs, db=DB):
+    """runs: [(label, side, query)], all in one session on database db, each
+    timed (psql's \\timing: from sending the query to having its rows).
+    Returns [(label, seconds, rows)]."""
     script = ""
     for label, side, q in runs:
         script += "\\timing off\n" + session(side) + f"\\echo {MARK}{label}\n\\timing on\n{q};\n"
-    out = subprocess.run(["psql", "-X", "-At", "-q", "-v", "ON_ERROR_STOP=1", "-d", DB],
+    out = subprocess.run(["psql", "-X", "-At", "-q", "-v", "ON_ERROR_STOP=1", "-d", db],
                          input=script, capture_output=True, text=True)
     if out.returncode:
         die(f"psql failed ({out.returncode}):\n{out.stderr[-3000:]}")
@@ -425,13 +425,8 @@ def digest(rows):
 # --- fio ------------------------------------------------------------------------
 
 def lineitem_files():
-    data = os.environ["PG_DIO_DATA"]
-    rel = db_psql("SELECT pg_relation_filepath('lineitem')")
-    files, seg = [], 0
-    while os.path.exists(os.path.join(data, rel + (f".{seg}" if seg else ""))):
-        files.append(os.path.join(data, rel + (f".{seg}" if seg else "")))
-        seg += 1
-    return files
+    return relation_segments(os.environ["PG_DIO_DATA"],
+                             db_psql("SELECT pg_relation_filepath('lineitem')"))
 
 
 def fio_round(files):

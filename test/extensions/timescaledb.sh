@@ -12,7 +12,11 @@
 #     TSDB_SUITES="apache tsl" picks suites, TSDB_TESTS name patterns
 #     (TimescaleDB's pg_regress.sh TESTS, e.g. "*append* skip_scan*").
 #
-#   test/extensions/timescaledb.sh [hypertable] [suites]   (both by default)
+#   - build: only build and install TimescaleDB (make bench's timescaledb
+#     experiment, test/bench/extensions.sh).
+#
+#   test/extensions/timescaledb.sh [build] [hypertable] [suites]
+#   (hypertable and suites by default)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -106,9 +110,10 @@ suites() {
 build_tsdb
 for part in "${PARTS[@]}"; do
 	case "$part" in
+	build) echo "TimescaleDB: $TSDB" ;;
 	hypertable) hypertable ;;
 	suites) suites ;;
-	*) die "usage: $0 [hypertable] [suites]" ;;
+	*) die "usage: $0 [build] [hypertable] [suites]" ;;
 	esac
 done
 ext_summary
