@@ -79,8 +79,14 @@ SELECT blocks_combined, blocks_advised > 0 AS advised
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT * FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 RESET pg_dio.index_prefetch_combine;
+-- below a Limit, which may stop the scan early, no neighbours are advised for
+-- TIDs further on (they may never be wanted)
+SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
+SELECT actual_rows, blocks_combined, blocks_advised > 0 AS advised
+  FROM pf_stats('SELECT * FROM pf_big WHERE id >= 1000 ORDER BY id LIMIT 3000');
 -- a rescanned inner side that stops early (LIMIT), cold: the queue and the
--- blocks it wants are forgotten with each rescan
+-- blocks it wants are forgotten with each rescan (below the Limit, nothing
+-- combined)
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT loops, actual_rows, blocks_combined > 0 AS combined
   FROM pf_stats('SELECT o.x, l.v FROM (VALUES (1000), (12000), (1000)) o(x),
@@ -131,18 +137,20 @@ RESET pg_dio.index_prefetch_advice;
 SELECT pf_compare('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 5');
 -- the index is read ahead of what the look-ahead has reached by a bounded
 -- factor (16 TIDs per TID looked at) and by hash_mem (56 bytes a TID; an
--- index-only scan gives half of hash_mem to its copies of index data)
+-- index-only scan gives half of hash_mem to its copies of index data); the
+-- scans stop at their 3000th TID (id 3010) in an EXISTS, not below a Limit,
+-- under which the scan combines nothing
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT actual_rows, index_tids > 3000 + 1170 + 100 AS read_ahead,
        index_tids <= 3000 * 17 AS bounded, blocks_combined > 0 AS combined
-  FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+  FROM pf_stats('SELECT EXISTS (SELECT FROM pf_big WHERE id > 10 AND id + v * 0 = 3010)');
 -- hash_mem 64kB: 1170 TIDs
 SET work_mem = '64kB';
 SET hash_mem_multiplier = 1;
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT actual_rows, index_tids BETWEEN 3000 + 1000 AND 3000 + 1170 + 100 AS bounded,
        blocks_combined > 0 AS combined
-  FROM pf_stats('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+  FROM pf_stats('SELECT EXISTS (SELECT FROM pf_big WHERE id > 10 AND id + v * 0 = 3010)');
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT * FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
 RESET work_mem;
@@ -181,14 +189,14 @@ SELECT pf_compare('SELECT id FROM pf_big WHERE id BETWEEN 1000 AND 30000');
 SELECT pf_big_touch(2, 4);
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT actual_rows, index_tids > 3000 + 585 + 100 AS read_ahead, blocks_combined > 0 AS combined
-  FROM pf_stats('SELECT id FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+  FROM pf_stats('SELECT EXISTS (SELECT FROM pf_big WHERE id > 10 AND id + 0 = 3010)');
 SET work_mem = '64kB';
 SET hash_mem_multiplier = 1;
 SELECT pf_big_touch(2, 4);
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT actual_rows, index_tids BETWEEN 3000 + 400 AND 3000 + 585 + 100 AS bounded,
        blocks_combined > 0 AS combined
-  FROM pf_stats('SELECT id FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
+  FROM pf_stats('SELECT EXISTS (SELECT FROM pf_big WHERE id > 10 AND id + 0 = 3010)');
 SELECT buffers_evicted > 0 AS evicted FROM pg_dio_evict('pf_big');
 SELECT pf_compare('SELECT id FROM pf_big WHERE id > 10 ORDER BY id LIMIT 3000');
 RESET work_mem;

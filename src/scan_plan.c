@@ -67,7 +67,11 @@ static const char *const dio_generic_custom_nodes[] = {
 	"ConstraintAwareAppend",	/* TimescaleDB */
 };
 
-static Plan *dio_subst_walk(DioSubst *cx, Plan *plan, bool need_mark);
+/* What a plan position asks of the node there (dio_subst_walk's 'pos'). */
+#define DIO_POS_MARK		0x01	/* must support mark/restore */
+#define DIO_POS_BOUNDED		0x02	/* a Limit above stops reading it early */
+
+static Plan *dio_subst_walk(DioSubst *cx, Plan *plan, int pos);
 
 static bool
 dio_generic_custom_node(const CustomScan *cscan)
@@ -79,23 +83,26 @@ dio_generic_custom_node(const CustomScan *cscan)
 }
 
 static List *
-dio_subst_list(DioSubst *cx, List *plans)
+dio_subst_list(DioSubst *cx, List *plans, int pos)
 {
 	ListCell   *lc;
 
 	foreach(lc, plans)
-		lfirst(lc) = dio_subst_walk(cx, (Plan *) lfirst(lc), false);
+		lfirst(lc) = dio_subst_walk(cx, (Plan *) lfirst(lc), pos);
 	return plans;
 }
 
 /*
- * 'plan' with pg_dio's scans in place of core's where they apply; need_mark:
- * the node must support mark/restore.
+ * 'plan' with pg_dio's scans in place of core's where they apply; 'pos':
+ * DIO_POS_* of its position.  A bound passes down only through nodes that
+ * return their input's rows as they read them (a Sort or an Agg reads all
+ * of it first).
  */
 static Plan *
-dio_subst_walk(DioSubst *cx, Plan *plan, bool need_mark)
+dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 {
 	Plan	   *sub = NULL;
+	int			bounded = pos & DIO_POS_BOUNDED;
 
 	if (plan == NULL)
 		return NULL;
@@ -108,40 +115,50 @@ dio_subst_walk(DioSubst *cx, Plan *plan, bool need_mark)
 			break;
 		case T_IndexScan:
 		case T_IndexOnlyScan:
-			if (!need_mark)
-				sub = pf_substitute(cx->stmt, plan, cx->plain);
+			if (!(pos & DIO_POS_MARK))
+				sub = pf_substitute(cx->stmt, plan, cx->plain, bounded != 0);
 			break;
 		case T_MergeJoin:
-			plan->lefttree = dio_subst_walk(cx, plan->lefttree, false);
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, 0);
 			plan->righttree = dio_subst_walk(cx, plan->righttree,
-											 !((MergeJoin *) plan)->skip_mark_restore);
+											 ((MergeJoin *) plan)->skip_mark_restore ? 0 : DIO_POS_MARK);
+			break;
+		case T_Limit:
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree,
+											((Limit *) plan)->limitCount ? DIO_POS_BOUNDED : 0);
 			break;
 		case T_Result:
-			plan->lefttree = dio_subst_walk(cx, plan->lefttree, need_mark);
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, pos);
+			break;
+		case T_IncrementalSort:
+		case T_Unique:
+		case T_Gather:
+		case T_GatherMerge:
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, bounded);
 			break;
 		case T_Append:
-			dio_subst_list(cx, ((Append *) plan)->appendplans);
+			dio_subst_list(cx, ((Append *) plan)->appendplans, bounded);
 			break;
 		case T_MergeAppend:
-			dio_subst_list(cx, ((MergeAppend *) plan)->mergeplans);
+			dio_subst_list(cx, ((MergeAppend *) plan)->mergeplans, bounded);
 			break;
 		case T_BitmapAnd:
-			dio_subst_list(cx, ((BitmapAnd *) plan)->bitmapplans);
+			dio_subst_list(cx, ((BitmapAnd *) plan)->bitmapplans, 0);
 			break;
 		case T_BitmapOr:
-			dio_subst_list(cx, ((BitmapOr *) plan)->bitmapplans);
+			dio_subst_list(cx, ((BitmapOr *) plan)->bitmapplans, 0);
 			break;
 		case T_SubqueryScan:
 			((SubqueryScan *) plan)->subplan =
-				dio_subst_walk(cx, ((SubqueryScan *) plan)->subplan, false);
+				dio_subst_walk(cx, ((SubqueryScan *) plan)->subplan, bounded);
 			break;
 		case T_CustomScan:
 			if (dio_generic_custom_node((CustomScan *) plan))
-				dio_subst_list(cx, ((CustomScan *) plan)->custom_plans);
+				dio_subst_list(cx, ((CustomScan *) plan)->custom_plans, bounded);
 			break;
 		case T_NestLoop:
-			plan->lefttree = dio_subst_walk(cx, plan->lefttree, false);
-			plan->righttree = dio_subst_walk(cx, plan->righttree, false);
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, bounded);
+			plan->righttree = dio_subst_walk(cx, plan->righttree, 0);
 			sub = dio_probe_substitute(cx->stmt, (NestLoop *) plan, cx->plain, &cx->next_id);
 			if (sub != NULL)
 			{
@@ -150,8 +167,8 @@ dio_subst_walk(DioSubst *cx, Plan *plan, bool need_mark)
 			}
 			break;
 		default:
-			plan->lefttree = dio_subst_walk(cx, plan->lefttree, false);
-			plan->righttree = dio_subst_walk(cx, plan->righttree, false);
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, 0);
+			plan->righttree = dio_subst_walk(cx, plan->righttree, 0);
 			break;
 	}
 	return sub != NULL ? sub : plan;
@@ -223,8 +240,8 @@ dio_planner(DIO_PLANNER_PARAMS)
 		foreach(lc, stmt->subplans)
 			cx.next_id = Max(cx.next_id, dio_max_plan_id((Plan *) lfirst(lc)) + 1);
 	}
-	stmt->planTree = dio_subst_walk(&cx, stmt->planTree, false);
-	dio_subst_list(&cx, stmt->subplans);
+	stmt->planTree = dio_subst_walk(&cx, stmt->planTree, 0);
+	dio_subst_list(&cx, stmt->subplans, 0);
 	return stmt;
 }
 

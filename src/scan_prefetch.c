@@ -197,19 +197,21 @@ pf_heap_rows_estimate(const Plan *plan, Oid relid, bool index_only)
  * and scans that core expects to fetch fewer than
  * pg_dio.index_prefetch_min_rows heap tuples each time they run (within one
  * run there is nothing to read ahead, and a nested loop's inner scan would
- * pay the node's start for every outer row).  The caller has ruled out positions where the scan must support
- * mark/restore or backward fetches.
+ * pay the node's start for every outer row).  The caller has ruled out
+ * positions where the scan must support mark/restore or backward fetches,
+ * and says whether a Limit above may stop it early ('bounded': then it does
+ * not advise neighbouring blocks for TIDs further on, which may never come).
  *
  * The node keeps the plan's fields (costs, target list, plan_node_id); its
  * filter moves into custom_exprs, to be evaluated and shown after the index
  * conditions, as core's index scans do.  custom_private = ((index OID,
- * index-only, plain SELECT)); custom_exprs = (index quals on index columns,
+ * index-only, plain SELECT, bounded)); custom_exprs = (index quals on index columns,
  * index quals for rechecks, filter).  A plain index scan in a plain SELECT
  * gets a narrow scan tuple (scan_narrow.c); an index-only scan's scan tuple
  * is the index's columns (indextlist), as in core.
  */
 Plan *
-pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
+pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded)
 {
 	Scan	   *scan = (Scan *) plan;
 	RangeTblEntry *rte = rt_fetch(scan->scanrelid, stmt->rtable);
@@ -264,7 +266,7 @@ pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
 	{
 		IndexOnlyScan *ios = (IndexOnlyScan *) plan;
 
-		cscan->custom_private = list_make1(list_make3_oid(indexoid, 1, 0));
+		cscan->custom_private = list_make1(list_make4_oid(indexoid, 1, 0, bounded));
 		cscan->custom_exprs = list_make3(ios->indexqual, ios->recheckqual, filter);
 		cscan->custom_scan_tlist = ios->indextlist;
 		cscan->methods = &pf_only_methods;
@@ -273,7 +275,7 @@ pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
 	{
 		IndexScan  *is = (IndexScan *) plan;
 
-		cscan->custom_private = list_make1(list_make3_oid(indexoid, 0, plain));
+		cscan->custom_private = list_make1(list_make4_oid(indexoid, 0, plain, bounded));
 		cscan->custom_scan_tlist = NIL;
 		if (plain)
 		{
@@ -470,6 +472,7 @@ pf_create_scan_state(CustomScan *cscan)
 
 	st->index_only = index_only;
 	st->plain_select = lthird_oid(oids) != 0;
+	st->bounded = lfourth_oid(oids) != 0;
 	st->narrow = !index_only && cscan->custom_scan_tlist != NIL;
 	st->css.methods = index_only ? &pf_only_exec_methods : &pf_exec_methods;
 	st->css.slotOps = index_only || st->narrow ? &TTSOpsVirtual : &TTSOpsBufferHeapTuple;

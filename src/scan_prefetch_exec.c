@@ -295,7 +295,8 @@ pf_start(PfScanState *st)
 	setup.queued = st->queued;
 	setup.timing = ss->ps.instrument != NULL && DIO_INSTR_NEED_TIMER(ss->ps.instrument);
 	setup.advice = pg_dio_index_prefetch_advice;
-	setup.combine = pg_dio_index_prefetch_combine;
+	/* under a Limit, neighbours wanted later may never be wanted */
+	setup.combine = pg_dio_index_prefetch_combine && !st->bounded;
 	/* plain SELECTs only: never index-only, whose blocks are not all-visible */
 	setup.direct = pg_dio_index_direct_read && st->plain_select;
 	setup.copies = st->index_only;

@@ -54,6 +54,7 @@ typedef struct PfScanState
 	 * rechecks run on heapslot, which has the relation's row.
 	 */
 	bool		plain_select;	/* no row marks, no EvalPlanQual */
+	bool		bounded;		/* below a Limit (pf_substitute) */
 	bool		narrow;
 	DioNarrow	narrow_map;
 	TupleTableSlot *heapslot;
