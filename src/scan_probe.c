@@ -293,6 +293,8 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, int *next_id)
 	cscan->scan.plan.total_cost = outer->total_cost;
 	cscan->scan.plan.plan_rows = outer->plan_rows;
 	cscan->scan.plan.plan_width = outer->plan_width;
+	/* EXPLAIN's "Disabled" compares a node's count with its children's */
+	cscan->scan.plan.disabled_nodes = outer->disabled_nodes;
 	cscan->scan.plan.parallel_aware = false;
 	cscan->scan.plan.parallel_safe = outer->parallel_safe;
 	cscan->scan.plan.plan_node_id = (*next_id)++;
