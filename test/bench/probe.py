@@ -46,8 +46,8 @@ CONFIGS = {
 
 
 def ensure_outer(nrows):
-    have = psql("SELECT obj_description('bench_probe_o'::regclass) "
-                "FROM pg_class WHERE relname = 'bench_probe_o'")
+    have = psql("SELECT obj_description(oid, 'pg_class') FROM pg_class "
+                "WHERE relname = 'bench_probe_o'")
     if have == f"rows={OUTER_ROWS} of {nrows}":
         return
     psql_script(f"""
