@@ -69,6 +69,7 @@ typedef struct DioInflight
 	int32		nblocks;
 	uint32		bytes;
 	TimestampTz submitted;
+	int64		query_id;		/* the issuer's top-level query ID; 0: none */
 } DioInflight;
 
 /*

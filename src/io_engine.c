@@ -1236,6 +1236,7 @@ dio_req_register(DioStream *s, DioReq *r)
 			e->nblocks = r->nblocks;
 			e->bytes = r->len;
 			e->submitted = GetCurrentTimestamp();
+			e->query_id = pgstat_get_my_query_id();
 			dio_my_slot->ninflight++;
 			r->reg = i;
 			break;

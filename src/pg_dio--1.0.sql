@@ -98,7 +98,8 @@ CREATE FUNCTION pg_dio_inflight(
     OUT block bigint,
     OUT blocks integer,
     OUT bytes bigint,
-    OUT submitted_at timestamptz)
+    OUT submitted_at timestamptz,
+    OUT query_id bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_dio_inflight'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
@@ -175,7 +176,12 @@ $$;
 -- Views
 --
 
--- I/Os in flight: core's (pg_aios) and pg_dio's direct reads.
+-- I/Os in flight: core's (pg_aios) and pg_dio's direct reads.  query_id:
+-- for pg_dio's, the top-level query ID of the process that issued the read,
+-- recorded at submission (a parallel worker's is its leader's); for core's,
+-- whose AIO handle records none, the one its owner reports now, as
+-- pg_stat_activity shows it (a read-ahead left in flight by a suspended
+-- cursor shows the owner's current statement).  NULL when there is none.
 CREATE VIEW pg_stat_aios AS
     SELECT 'pg_dio'::text AS source,
            f.pid,
@@ -187,7 +193,8 @@ CREATE VIEW pg_stat_aios AS
            f.block,
            f.blocks,
            f.bytes,
-           pg_catalog.clock_timestamp() - f.submitted_at AS age
+           pg_catalog.clock_timestamp() - f.submitted_at AS age,
+           f.query_id
       FROM @extschema@.pg_dio_inflight() f
     UNION ALL
     SELECT 'core'::text,
@@ -200,9 +207,11 @@ CREATE VIEW pg_stat_aios AS
            t.block,
            (a.length / pg_catalog.current_setting('block_size')::int)::int,
            a.length,
-           NULL::interval
-      FROM pg_catalog.pg_aios a,
-           LATERAL @extschema@.pg_dio_aio_target(a.target_desc) t;
+           NULL::interval,
+           s.query_id
+      FROM pg_catalog.pg_aios a
+           CROSS JOIN LATERAL @extschema@.pg_dio_aio_target(a.target_desc) t
+           LEFT JOIN pg_catalog.pg_stat_get_activity(NULL) s ON s.pid = a.pid;
 
 -- Per backend: pg_dio's counters beside core's per-backend I/O totals.
 CREATE VIEW pg_stat_aio_backends AS

@@ -18,6 +18,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/queryjumble.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -68,6 +69,9 @@ _PG_init(void)
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+
+	/* query IDs for pg_stat_aios and the per-statement statistics */
+	EnableQueryId();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = dio_shmem_request;

@@ -1,7 +1,7 @@
 -- The columns of pg_dio's views and the OUT columns of its functions:
 -- names, order and types.
 BEGIN;
-SELECT plan(58);
+SELECT plan(59);
 
 -- pg_stat_aios
 SELECT columns_are('public', 'pg_stat_aios', ARRAY[
@@ -15,7 +15,8 @@ SELECT columns_are('public', 'pg_stat_aios', ARRAY[
     'block',
     'blocks',
     'bytes',
-    'age'],
+    'age',
+    'query_id'],
     'pg_stat_aios has exactly the documented columns');
 SELECT col_type_is('public', 'pg_stat_aios', c, t, 'pg_stat_aios.' || c || ' is ' || t)
   FROM (VALUES
@@ -29,11 +30,12 @@ SELECT col_type_is('public', 'pg_stat_aios', c, t, 'pg_stat_aios.' || c || ' is 
     ('block', 'bigint'),
     ('blocks', 'integer'),
     ('bytes', 'bigint'),
-    ('age', 'interval')) AS v(c, t);
+    ('age', 'interval'),
+    ('query_id', 'bigint')) AS v(c, t);
 SELECT is(ARRAY(SELECT attname::text FROM pg_catalog.pg_attribute
                 WHERE attrelid = 'public.pg_stat_aios'::regclass AND attnum > 0 AND NOT attisdropped
                 ORDER BY attnum),
-          ARRAY['source', 'pid', 'io_id', 'state', 'operation', 'relation', 'fork', 'block', 'blocks', 'bytes', 'age'],
+          ARRAY['source', 'pid', 'io_id', 'state', 'operation', 'relation', 'fork', 'block', 'blocks', 'bytes', 'age', 'query_id'],
           'pg_stat_aios''s columns are in the documented order');
 
 -- pg_stat_aio_backends
@@ -241,7 +243,8 @@ SELECT results_eq(
              ('block', 'bigint', 'o'),
              ('blocks', 'integer', 'o'),
              ('bytes', 'bigint', 'o'),
-             ('submitted_at', 'timestamp with time zone', 'o')$$,
+             ('submitted_at', 'timestamp with time zone', 'o'),
+             ('query_id', 'bigint', 'o')$$,
     'pg_dio_inflight(): argument and result column names, types and modes');
 
 -- pg_dio_aio_target(text): every argument, in order (i = IN, o = OUT)
