@@ -109,6 +109,44 @@ RETURNS void
 AS 'MODULE_PATHNAME', 'pg_dio_stats_reset'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 
+-- Per statement, keyed as pg_stat_statements is: what pg_dio read for it.
+CREATE FUNCTION pg_dio_statements(
+    OUT userid oid,
+    OUT dbid oid,
+    OUT toplevel boolean,
+    OUT queryid bigint,
+    OUT calls bigint,
+    OUT direct_blocks bigint,
+    OUT direct_reads bigint,
+    OUT direct_read_bytes bigint,
+    OUT buffered_resident bigint,
+    OUT buffered_not_all_visible bigint,
+    OUT buffered_isolation bigint,
+    OUT buffered_verification bigint,
+    OUT buffered_io_fallback bigint,
+    OUT buffered_os_cached bigint,
+    OUT fallback_io_error bigint,
+    OUT fallback_no_uring bigint,
+    OUT fallback_no_odirect bigint,
+    OUT fallback_no_fd bigint,
+    OUT fallback_verify bigint,
+    OUT fallback_no_memory bigint,
+    OUT prefetch_blocks_requested bigint,
+    OUT prefetch_blocks_advised bigint,
+    OUT prefetch_blocks_read bigint,
+    OUT prefetch_blocks_os_cached bigint,
+    OUT wait_time_ms double precision,
+    OUT read_time_ms double precision,
+    OUT prefetch_wait_time_ms double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_dio_statements'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION pg_dio_statements_reset()
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'pg_dio_statements_reset'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
 -- Resolve a relation from its file's tablespace and relfilenode, when it
 -- lives in the current database (or is shared).
 CREATE FUNCTION pg_dio_relation(spc oid, db oid, filenode oid)
@@ -233,6 +271,11 @@ CREATE VIEW pg_stat_aio_backends AS
              FROM pg_catalog.pg_stat_get_backend_io(s.pid) b
             WHERE s.reads_submitted IS NOT NULL) io ON true;
 
+-- What pg_dio read for each statement (pg_dio.track selects which), to join
+-- with pg_stat_statements on (userid, dbid, toplevel, queryid).
+CREATE VIEW pg_stat_dio_statements AS
+    SELECT * FROM @extschema@.pg_dio_statements();
+
 -- Latency (microseconds) and read-size (bytes) histograms, per backend and
 -- cluster-wide (pid IS NULL).
 CREATE VIEW pg_stat_aio_histogram AS
@@ -248,6 +291,11 @@ GRANT SELECT ON pg_stat_aios TO pg_read_all_stats;
 GRANT SELECT ON pg_stat_aio_backends TO PUBLIC;
 GRANT SELECT ON pg_stat_aio_histogram TO PUBLIC;
 REVOKE ALL ON FUNCTION pg_dio_stats_reset() FROM PUBLIC;
+REVOKE ALL ON pg_stat_dio_statements FROM PUBLIC;
+GRANT SELECT ON pg_stat_dio_statements TO pg_read_all_stats;
+REVOKE ALL ON FUNCTION pg_dio_statements() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_dio_statements() TO pg_read_all_stats;
+REVOKE ALL ON FUNCTION pg_dio_statements_reset() FROM PUBLIC;
 
 --
 -- Cold-cache experiments

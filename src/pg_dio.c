@@ -43,6 +43,7 @@ dio_shmem_request(void)
 		prev_shmem_request_hook();
 	dio_stats_shmem_request();
 	RequestAddinShmemSpace(dio_prefetch_shmem_size());
+	RequestAddinShmemSpace(dio_stmt_shmem_size());
 }
 
 static void
@@ -53,6 +54,7 @@ dio_shmem_startup(void)
 	dio_stats_shmem_startup();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	dio_prefetch_shmem_startup();
+	dio_stmt_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -64,13 +66,14 @@ _PG_init(void)
 	dio_direct_init();
 	dio_prefetch_init();
 	dio_plan_init();
+	dio_stmt_init();
 
 	MarkGUCPrefixReserved("pg_dio");
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
-	/* query IDs for pg_stat_aios and the per-statement statistics */
+	/* query IDs for pg_stat_aios and pg_dio_statements */
 	EnableQueryId();
 
 	prev_shmem_request_hook = shmem_request_hook;
