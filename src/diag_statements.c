@@ -532,8 +532,8 @@ dio_stmt_shmem_startup(void)
 }
 
 /*
- * Settings always; the statistics kind and the hooks only when preloading
- * (called from _PG_init).
+ * pg_dio.track always; pg_dio.max_statements, the statistics kind and the
+ * hooks only when preloading (called from _PG_init).
  */
 void
 dio_stmt_init(void)
@@ -548,6 +548,9 @@ dio_stmt_init(void)
 							 PGC_SUSET,
 							 0,
 							 NULL, NULL, NULL);
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
 	DefineCustomIntVariable("pg_dio.max_statements",
 							"Sets the most statements pg_dio's per-statement I/O statistics keep.",
 							"Over it, the least called statements' entries are dropped.",
@@ -558,9 +561,6 @@ dio_stmt_init(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
-
-	if (!process_shared_preload_libraries_in_progress)
-		return;
 
 	pgstat_register_kind(DIO_STMT_KIND, &dio_stmt_kind_info);
 
