@@ -22,6 +22,7 @@ LANGUAGE plpgsql AS $$
 DECLARE
     j jsonb;
 BEGIN
+    PERFORM set_config('compute_query_id', 'on', true);	-- not 'regress': show it
     EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q INTO j;
     queryid := (j -> 0 ->> 'Query Identifier')::bigint;
     workers := coalesce((jsonb_path_query_first(j, 'strict $.**."Workers Launched"'))::int, 0);
