@@ -38,12 +38,11 @@ LANGUAGE sql AS $$
     SELECT * FROM pg_stat_dio_statements WHERE queryid = qid AND NOT toplevel
 $$;
 
--- Whether an entry's blocks, direct and buffered, are st_t's, each once.
-CREATE FUNCTION st_every_block(e pg_stat_dio_statements) RETURNS boolean
+-- An entry's blocks, direct and buffered.
+CREATE FUNCTION st_blocks(e pg_stat_dio_statements) RETURNS bigint
 LANGUAGE sql AS $$
     SELECT e.direct_blocks + e.buffered_resident + e.buffered_not_all_visible + e.buffered_isolation
            + e.buffered_verification + e.buffered_io_fallback + e.buffered_os_cached
-           = pg_relation_size('st_t') / current_setting('block_size')::int
 $$;
 
 -- ---------------------------------------------------------------------------
@@ -90,7 +89,7 @@ SELECT x.scan ->> 'Custom Plan Provider' AS scan, x.workers,
          AND e.buffered_verification = (x.scan ->> 'Buffered Verification')::bigint
          AND e.buffered_io_fallback = (x.scan ->> 'Buffered I/O Fallback')::bigint
          AND e.buffered_os_cached = (x.scan ->> 'Buffered OS-Cached')::bigint AS buffered,
-       st_every_block(e) AS every_block
+       st_blocks(e) = :st_blocks AS every_block
   FROM (SELECT * FROM st_x1 UNION ALL SELECT * FROM st_x3) x, st_entry(x.queryid) e
  ORDER BY x.workers;
 
@@ -117,32 +116,22 @@ END
 $$;
 SELECT queryid AS st_qid FROM st_x1 \gset
 
+-- st_count() three times: at 'top' its call is charged (with the reads of
+-- the statement inside it), at 'all' the call and, in an entry of its own,
+-- the statement inside, at 'none' nothing
+SELECT pg_dio_statements_reset() IS NOT NULL AS reset;
 SET pg_dio.track = 'top';
-SELECT pg_dio_statements_reset() IS NOT NULL AS reset;
 SELECT st_count();
-SELECT pg_stat_force_next_flush();
--- the call is charged at the top level, with the nested statement's reads
-SELECT toplevel, calls, st_every_block(s) AS every_block
-  FROM pg_stat_dio_statements s
- WHERE queryid = :st_qid OR (direct_blocks > 0 OR buffered_io_fallback > 0)
- ORDER BY toplevel;
-
 SET pg_dio.track = 'all';
-SELECT pg_dio_statements_reset() IS NOT NULL AS reset;
 SELECT st_count();
-SELECT pg_stat_force_next_flush();
--- now the nested statement has an entry of its own, beside the call's
-SELECT toplevel, calls, st_every_block(s) AS every_block
-  FROM pg_stat_dio_statements s
- WHERE queryid = :st_qid OR (direct_blocks > 0 OR buffered_io_fallback > 0)
- ORDER BY toplevel;
-
 SET pg_dio.track = 'none';
-SELECT pg_dio_statements_reset() IS NOT NULL AS reset;
 SELECT st_count();
-SELECT pg_stat_force_next_flush();
-SELECT count(*) AS entries FROM pg_stat_dio_statements;
 RESET pg_dio.track;
+SELECT pg_stat_force_next_flush();
+SELECT toplevel, calls, st_blocks(s) = calls * :st_blocks AS every_block_each_call
+  FROM pg_stat_dio_statements s
+ WHERE queryid = :st_qid OR st_blocks(s) > 0
+ ORDER BY toplevel;
 
 -- ---------------------------------------------------------------------------
 -- A mixed workload: the top-level statements' sums are the cluster's change
@@ -228,5 +217,5 @@ SELECT count(*) <= current_setting('pg_dio.max_statements')::int AS bounded,
 SELECT pg_dio_statements_reset() IS NOT NULL AS reset;
 SELECT count(*) FILTER (WHERE calls > 1) AS left_over FROM pg_stat_dio_statements;
 
-DROP FUNCTION st_explain(text), st_entry(bigint), st_count(), st_every_block(pg_stat_dio_statements);
+DROP FUNCTION st_explain(text), st_entry(bigint), st_count(), st_blocks(pg_stat_dio_statements);
 DROP TABLE st_t;

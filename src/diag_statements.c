@@ -233,18 +233,57 @@ dio_stmt_flush_cb(PgStat_EntryRef *entry_ref, bool nowait)
 	return true;
 }
 
-typedef struct DioStmtUse
+/* An entry as copied out of core's statistics hash. */
+typedef struct DioStmtRow
 {
 	Oid			dboid;
 	uint64		objid;
-	int64		calls;
-} DioStmtUse;
+	DioStmtEntry stats;
+} DioStmtRow;
+
+/*
+ * Copy every entry of our kind, each under its entry lock while the shared
+ * hash is scanned (partition lock, then entry lock, as core's reset does).
+ * Returns how many; *rows is palloc'd.
+ */
+static int
+dio_stmt_collect(DioStmtRow **rows)
+{
+	dshash_seq_status hstat;
+	PgStatShared_HashEntry *p;
+	int			n = 0;
+	int			cap = 256;
+
+	*rows = palloc(sizeof(DioStmtRow) * cap);
+	dshash_seq_init(&hstat, pgStatLocal.shared_hash, false);
+	while ((p = dshash_seq_next(&hstat)) != NULL)
+	{
+		PgStatShared_DioStmt *e;
+
+		if (p->key.kind != DIO_STMT_KIND || p->dropped)
+			continue;
+		if (n == cap)
+		{
+			cap *= 2;
+			*rows = repalloc(*rows, sizeof(DioStmtRow) * cap);
+		}
+		e = (PgStatShared_DioStmt *) dsa_get_address(pgStatLocal.dsa, p->body);
+		(*rows)[n].dboid = p->key.dboid;
+		(*rows)[n].objid = p->key.objid;
+		LWLockAcquire(&e->header.lock, LW_SHARED);
+		(*rows)[n].stats = e->stats;
+		LWLockRelease(&e->header.lock);
+		n++;
+	}
+	dshash_seq_term(&hstat);
+	return n;
+}
 
 static int
-dio_stmt_use_cmp(const void *a, const void *b)
+dio_stmt_calls_cmp(const void *a, const void *b)
 {
-	int64		x = ((const DioStmtUse *) a)->calls;
-	int64		y = ((const DioStmtUse *) b)->calls;
+	int64		x = ((const DioStmtRow *) a)->stats.calls;
+	int64		y = ((const DioStmtRow *) b)->stats.calls;
 
 	return (x > y) - (x < y);
 }
@@ -256,45 +295,21 @@ dio_stmt_use_cmp(const void *a, const void *b)
 static void
 dio_stmt_count_and_dealloc(Oid keep_dboid, uint64 keep_objid)
 {
-	dshash_seq_status hstat;
-	PgStatShared_HashEntry *p;
-	DioStmtUse *uses;
-	int			n = 0;
-	int			cap = 256;
+	DioStmtRow *rows;
+	int			n = dio_stmt_collect(&rows);
 	int			ndrop = 0;
-
-	uses = palloc(sizeof(DioStmtUse) * cap);
-	dshash_seq_init(&hstat, pgStatLocal.shared_hash, false);
-	while ((p = dshash_seq_next(&hstat)) != NULL)
-	{
-		PgStatShared_DioStmt *e;
-
-		if (p->key.kind != DIO_STMT_KIND || p->dropped)
-			continue;
-		if (n == cap)
-		{
-			cap *= 2;
-			uses = repalloc(uses, sizeof(DioStmtUse) * cap);
-		}
-		e = (PgStatShared_DioStmt *) dsa_get_address(pgStatLocal.dsa, p->body);
-		uses[n].dboid = p->key.dboid;
-		uses[n].objid = p->key.objid;
-		uses[n].calls = e->stats.calls;	/* unlocked: an estimate is enough */
-		n++;
-	}
-	dshash_seq_term(&hstat);
 
 	if (n > dio_stmt_max)
 	{
 		int			want = Max(n - dio_stmt_max, Max(10, n * DIO_STMT_DEALLOC_PCT / 100));
 		bool		gc = false;
 
-		qsort(uses, n, sizeof(DioStmtUse), dio_stmt_use_cmp);
+		qsort(rows, n, sizeof(DioStmtRow), dio_stmt_calls_cmp);
 		for (int i = 0; i < n && ndrop < want; i++)
 		{
-			if (uses[i].dboid == keep_dboid && uses[i].objid == keep_objid)
+			if (rows[i].dboid == keep_dboid && rows[i].objid == keep_objid)
 				continue;
-			if (!dio_pgstat_drop_entry(DIO_STMT_KIND, uses[i].dboid, uses[i].objid))
+			if (!dio_pgstat_drop_entry(DIO_STMT_KIND, rows[i].dboid, rows[i].objid))
 				gc = true;
 			ndrop++;
 		}
@@ -303,7 +318,7 @@ dio_stmt_count_and_dealloc(Oid keep_dboid, uint64 keep_objid)
 	}
 	pg_atomic_write_u32(&dio_stmt_shared->nentries, (uint32) (n - ndrop));
 	pg_atomic_write_u32(&dio_stmt_shared->counted, 1);
-	pfree(uses);
+	pfree(rows);
 }
 
 /* Add a part of a statement's execution to its pending entry. */
@@ -580,60 +595,30 @@ dio_stmt_init(void)
 
 #define DIO_STMT_COLS	(5 + 3 + DIO_SR_COUNT + DIO_NUM_FALLBACK + 4 + 3)
 
-/*
- * pg_dio_statements(): every entry, read under its entry lock while the
- * shared hash is scanned (partition lock, then entry lock, as core's
- * reset does).
- */
+/* pg_dio_statements(): every entry. */
 Datum
 pg_dio_statements(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	dshash_seq_status hstat;
-	PgStatShared_HashEntry *p;
-	DioStmtEntry *rows;
-	Oid		   *dbids;
-	int			n = 0;
-	int			cap = 64;
+	DioStmtRow *rows;
+	int			n;
 
 	dio_stats_require();
 	InitMaterializedSRF(fcinfo, 0);
-
-	rows = palloc(sizeof(DioStmtEntry) * cap);
-	dbids = palloc(sizeof(Oid) * cap);
-	dshash_seq_init(&hstat, pgStatLocal.shared_hash, false);
-	while ((p = dshash_seq_next(&hstat)) != NULL)
-	{
-		PgStatShared_DioStmt *e;
-
-		if (p->key.kind != DIO_STMT_KIND || p->dropped)
-			continue;
-		if (n == cap)
-		{
-			cap *= 2;
-			rows = repalloc(rows, sizeof(DioStmtEntry) * cap);
-			dbids = repalloc(dbids, sizeof(Oid) * cap);
-		}
-		e = (PgStatShared_DioStmt *) dsa_get_address(pgStatLocal.dsa, p->body);
-		LWLockAcquire(&e->header.lock, LW_SHARED);
-		rows[n] = e->stats;
-		LWLockRelease(&e->header.lock);
-		dbids[n] = p->key.dboid;
-		if (rows[n].queryid != 0)	/* else: never flushed, or reset by core */
-			n++;
-	}
-	dshash_seq_term(&hstat);
+	n = dio_stmt_collect(&rows);
 
 	for (int r = 0; r < n; r++)
 	{
-		const DioStmtEntry *s = &rows[r];
+		const DioStmtEntry *s = &rows[r].stats;
 		Datum		values[DIO_STMT_COLS];
 		bool		nulls[DIO_STMT_COLS] = {0};
 		int			i = 0;
 
 		CHECK_FOR_INTERRUPTS();
+		if (s->queryid == 0)
+			continue;			/* never flushed, or zeroed by core's reset */
 		values[i++] = ObjectIdGetDatum(s->userid);
-		values[i++] = ObjectIdGetDatum(dbids[r]);
+		values[i++] = ObjectIdGetDatum(rows[r].dboid);
 		values[i++] = BoolGetDatum(s->toplevel);
 		values[i++] = Int64GetDatum(s->queryid);
 		values[i++] = Int64GetDatum(s->calls);
