@@ -14,14 +14,19 @@ CREATE INDEX st_t_g ON st_t (g);
 VACUUM (FREEZE, ANALYZE) st_t;
 SELECT pg_relation_size('st_t') / current_setting('block_size')::int AS st_blocks \gset
 
--- EXPLAIN ANALYZE (VERBOSE, FORMAT JSON) of q: the figures of its pg_dio
--- scan (the first DirectSeqScan or PrefetchIndexScan node), its query ID and
--- how many workers its Gather launched.
-CREATE FUNCTION st_explain(q text, OUT queryid bigint, OUT workers int, OUT scan jsonb)
+-- EXPLAIN ANALYZE (VERBOSE, FORMAT JSON) of q, with the settings
+-- {name, value, ...} for the transaction: the figures of its pg_dio scan
+-- (the first DirectSeqScan or PrefetchIndexScan node), its query ID and how
+-- many workers its Gather launched.
+CREATE FUNCTION st_explain(q text, settings text[] DEFAULT '{}',
+    OUT queryid bigint, OUT workers int, OUT scan jsonb)
 LANGUAGE plpgsql AS $$
 DECLARE
     j jsonb;
 BEGIN
+    FOR i IN 1 .. coalesce(array_length(settings, 1), 0) / 2 LOOP
+        PERFORM set_config(settings[2 * i - 1], settings[2 * i], true);
+    END LOOP;
     PERFORM set_config('compute_query_id', 'on', true);	-- not 'regress': show it
     EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q INTO j;
     queryid := (j -> 0 ->> 'Query Identifier')::bigint;
@@ -55,27 +60,17 @@ SELECT pg_dio_statements_reset() IS NOT NULL AS reset;
 SELECT 1 FROM pg_dio_evict('st_t');
 CREATE TEMP TABLE st_x1 AS SELECT * FROM st_explain('SELECT count(pad) FROM st_t');
 -- PrefetchIndexScan
-SET enable_seqscan = off;
-SET enable_bitmapscan = off;
-SET enable_indexonlyscan = off;
 SELECT 1 FROM pg_dio_evict('st_t');
-CREATE TEMP TABLE st_x2 AS SELECT * FROM st_explain('SELECT sum(length(pad)) FROM st_t WHERE g BETWEEN 1000 AND 30000');
-RESET enable_seqscan;
-RESET enable_bitmapscan;
-RESET enable_indexonlyscan;
+CREATE TEMP TABLE st_x2 AS
+    SELECT * FROM st_explain('SELECT sum(length(pad)) FROM st_t WHERE g BETWEEN 1000 AND 30000',
+                             '{enable_seqscan, off, enable_bitmapscan, off, enable_indexonlyscan, off}');
 -- DirectSeqScan in parallel workers only: the leader reads nothing itself
-SET max_parallel_workers_per_gather = 2;
-SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0;
-SET min_parallel_table_scan_size = 0;
-SET parallel_leader_participation = off;
 SELECT 1 FROM pg_dio_evict('st_t');
-CREATE TEMP TABLE st_x3 AS SELECT * FROM st_explain('SELECT count(pad) FROM st_t WHERE g > 0');
-RESET max_parallel_workers_per_gather;
-RESET parallel_setup_cost;
-RESET parallel_tuple_cost;
-RESET min_parallel_table_scan_size;
-RESET parallel_leader_participation;
+CREATE TEMP TABLE st_x3 AS
+    SELECT * FROM st_explain('SELECT count(pad) FROM st_t WHERE g > 0',
+                             '{max_parallel_workers_per_gather, 2, parallel_setup_cost, 0,
+                               parallel_tuple_cost, 0, min_parallel_table_scan_size, 0,
+                               parallel_leader_participation, off}');
 SELECT pg_stat_force_next_flush();
 
 SELECT x.scan ->> 'Custom Plan Provider' AS scan, x.workers,
@@ -153,24 +148,21 @@ MOVE FORWARD ALL IN st_cur;
 CLOSE st_cur;
 COMMIT;
 CREATE TEMP TABLE st_copy AS SELECT * FROM st_t;		-- CREATE TABLE AS
-SET max_parallel_workers_per_gather = 2;				-- in parallel
-SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0;
-SET min_parallel_table_scan_size = 0;
+BEGIN;													-- in parallel
+SET LOCAL max_parallel_workers_per_gather = 2;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
 SELECT 1 FROM pg_dio_evict('st_t');
 SELECT count(pad) FROM st_t WHERE g % 2 = 0;
-RESET max_parallel_workers_per_gather;
-RESET parallel_setup_cost;
-RESET parallel_tuple_cost;
-RESET min_parallel_table_scan_size;
-SET enable_seqscan = off;								-- PrefetchIndexScan
-SET enable_bitmapscan = off;
-SET enable_indexonlyscan = off;
+COMMIT;
+BEGIN;													-- PrefetchIndexScan
+SET LOCAL enable_seqscan = off;
+SET LOCAL enable_bitmapscan = off;
+SET LOCAL enable_indexonlyscan = off;
 SELECT 1 FROM pg_dio_evict('st_t');
 SELECT sum(length(pad)) > 0 AS some FROM st_t WHERE g BETWEEN 5000 AND 25000;
-RESET enable_seqscan;
-RESET enable_bitmapscan;
-RESET enable_indexonlyscan;
+COMMIT;
 SELECT pg_stat_force_next_flush();
 
 SELECT sum(s.direct_blocks) = max(c.blocks_direct) - max(c0.blocks_direct) AS direct_blocks,
@@ -217,5 +209,5 @@ SELECT count(*) <= current_setting('pg_dio.max_statements')::int AS bounded,
 SELECT pg_dio_statements_reset() IS NOT NULL AS reset;
 SELECT count(*) FILTER (WHERE calls > 1) AS left_over FROM pg_stat_dio_statements;
 
-DROP FUNCTION st_explain(text), st_entry(bigint), st_count(), st_blocks(pg_stat_dio_statements);
+DROP FUNCTION st_explain(text, text[]), st_entry(bigint), st_count(), st_blocks(pg_stat_dio_statements);
 DROP TABLE st_t;
