@@ -128,6 +128,17 @@ SELECT toplevel, calls, st_blocks(s) = calls * :st_blocks AS every_block_each_ca
  WHERE queryid = :st_qid OR st_blocks(s) > 0
  ORDER BY toplevel;
 
+-- What the planner runs (an IMMUTABLE function it folds) is nested in the
+-- statement planned, which is charged its reads: not the inner statement
+CREATE FUNCTION st_count_folded() RETURNS bigint
+LANGUAGE sql IMMUTABLE AS 'SELECT count(pad) FROM st_t';
+SELECT pg_dio_statements_reset() IS NOT NULL AS reset;
+SELECT st_count_folded();
+SELECT pg_stat_force_next_flush();
+SELECT toplevel, calls, st_blocks(s) = :st_blocks AS every_block, queryid = :st_qid AS inner_statement
+  FROM pg_stat_dio_statements s
+ WHERE st_blocks(s) > 0;
+
 -- ---------------------------------------------------------------------------
 -- A mixed workload: the top-level statements' sums are the cluster's change
 -- ---------------------------------------------------------------------------
@@ -209,5 +220,5 @@ SELECT count(*) <= current_setting('pg_dio.max_statements')::int AS bounded,
 SELECT pg_dio_statements_reset() IS NOT NULL AS reset;
 SELECT count(*) FILTER (WHERE calls > 1) AS left_over FROM pg_stat_dio_statements;
 
-DROP FUNCTION st_explain(text, text[]), st_entry(bigint), st_count(), st_blocks(pg_stat_dio_statements);
+DROP FUNCTION st_explain(text, text[]), st_entry(bigint), st_count(), st_count_folded(), st_blocks(pg_stat_dio_statements);
 DROP TABLE st_t;

@@ -5,12 +5,13 @@
  *	  pg_stat_statements keys its entries (userid, dbid, toplevel, queryid),
  *	  kept in core's cumulative statistics as a custom kind.
  *
- * How a statement is charged: the executor hooks (and ProcessUtility for
- * utility statements) take the change of dio_stmt_io (diag.h), plus what
- * this backend's parallel workers handed over, across each part of the
- * statement's execution (start, run, finish, end) at a nesting level that
- * pg_dio.track selects, and add it to the statement's pending entry; core
- * flushes pending entries to shared memory when the backend goes idle.
+ * How a statement is charged: the planner and executor hooks (and
+ * ProcessUtility for utility statements) take the change of dio_stmt_io
+ * (diag.h), plus what this backend's parallel workers handed over, across
+ * each part of the statement (planning, start, run, finish, end) at a
+ * nesting level that pg_dio.track selects, and add it to the statement's
+ * pending entry; core flushes pending entries to shared memory when the
+ * backend goes idle.
  *
  * Locking and lifetime rules:
  *	- Entries live in core's shared statistics hash (pgstat_register_kind);
@@ -46,6 +47,7 @@
 #include "funcapi.h"
 #include "lib/dshash.h"
 #include "miscadmin.h"
+#include "optimizer/planner.h"
 #include "storage/proc.h"
 #include "storage/procnumber.h"
 #include "storage/shmem.h"
@@ -120,6 +122,7 @@ static DioStmtShared *dio_stmt_shared = NULL;
 static int	dio_stmt_level = 0;
 static DioStmtCounters dio_stmt_worker_start;	/* parallel worker */
 
+static planner_hook_type prev_planner_hook = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
@@ -440,25 +443,87 @@ dio_stmt_call_nested(const DioExecCall *c)
 	PG_END_TRY();
 }
 
+/* One part of a statement's execution being measured. */
+typedef struct DioStmtPart
+{
+	int64		queryid;
+	bool		tracked;
+	bool		toplevel;
+	DioStmtCounters before;
+} DioStmtPart;
+
+static void
+dio_stmt_part_begin(DioStmtPart *part, int64 queryid)
+{
+	part->queryid = queryid;
+	part->tracked = dio_stmt_tracked(queryid);
+	part->toplevel = dio_stmt_level == 0;
+	if (part->tracked)
+		dio_stmt_now(&part->before);
+}
+
+/* Charge what was read since dio_stmt_part_begin, and 'calls' calls. */
+static void
+dio_stmt_part_end(const DioStmtPart *part, int64 calls)
+{
+	DioStmtCounters d;
+
+	if (!part->tracked)
+		return;
+	dio_stmt_now(&d);
+	dio_stmt_counters_sub(&d, &d, &part->before);
+	dio_stmt_charge(part->queryid, part->toplevel, &d, calls);
+}
+
 static void
 dio_stmt_measure(int64 queryid, bool nest, int64 calls, const DioExecCall *c)
 {
-	bool		tracked = dio_stmt_tracked(queryid);
-	bool		toplevel = dio_stmt_level == 0;
-	DioStmtCounters before;
-	DioStmtCounters after;
+	DioStmtPart part;
 
-	if (tracked)
-		dio_stmt_now(&before);
+	dio_stmt_part_begin(&part, queryid);
 	if (nest)
 		dio_stmt_call_nested(c);
 	else
 		dio_stmt_call(c);
-	if (!tracked)
-		return;
-	dio_stmt_now(&after);
-	dio_stmt_counters_sub(&after, &after, &before);
-	dio_stmt_charge(queryid, toplevel, &after, calls);
+	dio_stmt_part_end(&part, calls);
+}
+
+/* Planning, one level down: what the planner runs is nested in it. */
+static PlannedStmt *
+dio_stmt_plan_nested(DIO_PLANNER_PARAMS)
+{
+	PlannedStmt *volatile result = NULL;
+
+	dio_stmt_level++;
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			result = prev_planner_hook(DIO_PLANNER_ARGS);
+		else
+			result = standard_planner(DIO_PLANNER_ARGS);
+	}
+	PG_FINALLY();
+	{
+		dio_stmt_level--;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+/*
+ * planner_hook: what planning reads (the functions it folds) is charged to
+ * the statement planned, without a call.
+ */
+static PlannedStmt *
+dio_stmt_planner(DIO_PLANNER_PARAMS)
+{
+	DioStmtPart part;
+	PlannedStmt *result;
+
+	dio_stmt_part_begin(&part, parse->queryId);
+	result = dio_stmt_plan_nested(DIO_PLANNER_ARGS);
+	dio_stmt_part_end(&part, 0);
+	return result;
 }
 
 static void
@@ -579,6 +644,8 @@ dio_stmt_init(void)
 
 	pgstat_register_kind(DIO_STMT_KIND, &dio_stmt_kind_info);
 
+	prev_planner_hook = planner_hook;
+	planner_hook = dio_stmt_planner;
 	prev_ExecutorStart = ExecutorStart_hook;
 	ExecutorStart_hook = dio_stmt_ExecutorStart;
 	prev_ExecutorRun = ExecutorRun_hook;
