@@ -27,7 +27,7 @@ PGFILEDESC = "pg_dio - direct I/O reads, index prefetch and AIO diagnostics"
 # data checksums, a kernel that heeds POSIX_FADV_WILLNEED, PostgreSQL 19)
 # says so and stops.
 # (nopreload needs a server without pg_dio: test/run_tests.sh only.)
-REGRESS    = setup guc engine faults limits checksums views bad_input cancel segments direct_scan tools prefetch_scan prefetch_prune prefetch_selfread os_cache core_parity probe_prefetch explain_io io_timing
+REGRESS    = setup guc engine faults limits checksums views bad_input cancel segments direct_scan tools prefetch_scan prefetch_prune prefetch_selfread os_cache core_parity probe_prefetch explain_io io_timing statements
 
 PG_CPPFLAGS += -DPG_DIO_VERSION=\"$(EXTVERSION)\" -Wall -Wextra \
 	-Wno-unused-parameter  # PostgreSQL headers and callback signatures

@@ -14,6 +14,8 @@ SELECT * FROM pg_dio_histogram();
 SELECT * FROM pg_dio_inflight();
 SELECT pg_dio_stats_reset();
 SELECT * FROM pg_stat_aios;
+SELECT * FROM pg_stat_dio_statements;
+SELECT pg_dio_statements_reset();
 SELECT * FROM pg_dio_evict('t');
 SELECT * FROM pg_dio_residency('t');
 \set VERBOSITY sqlstate

@@ -28,6 +28,11 @@ BEGIN
 END
 $$;
 
+-- pg_dio computes query IDs (as pg_stat_statements does): EXPLAIN (VERBOSE)
+-- would print them, and they are not the same from build to build; core's
+-- regression mode keeps them out of EXPLAIN, as PostgreSQL's suites run.
+DO $$BEGIN EXECUTE format('ALTER DATABASE %I SET compute_query_id = regress', current_database()); END$$;
+
 -- Run a statement, return its SQLSTATE and message (or 'ok').
 CREATE FUNCTION expect_error(stmt text) RETURNS text
 LANGUAGE plpgsql AS $$

@@ -125,6 +125,15 @@ typedef struct DioIOStats
 #define dio_explain_io(es)		((void) (es), false)
 #endif
 
+/* Drop a statistics entry: 19 adds missing_ok to pgstat_drop_entry. */
+#if PG_VERSION_NUM >= 190000
+#define dio_pgstat_drop_entry(kind, dboid, objid) \
+	pgstat_drop_entry(kind, dboid, objid, true)
+#else
+#define dio_pgstat_drop_entry(kind, dboid, objid) \
+	pgstat_drop_entry_ext(kind, dboid, objid, true)
+#endif
+
 /* (diag_explain.c) */
 extern void dio_explain_io_stats(ExplainState *es, const DioIOStats *s);
 

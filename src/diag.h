@@ -36,6 +36,19 @@ typedef enum DioFallback
 
 extern const char *const dio_fallback_names[DIO_NUM_FALLBACK];
 
+/* Why a pg_dio scan read a block through the buffer manager. */
+typedef enum DioScanReason
+{
+	DIO_SR_RESIDENT,			/* in shared buffers */
+	DIO_SR_NOT_ALL_VISIBLE,		/* visibility map bit not set */
+	DIO_SR_ISOLATION,			/* snapshot or isolation level */
+	DIO_SR_VERIFY,				/* direct image failed a check */
+	DIO_SR_IO,					/* the engine could not read it */
+	DIO_SR_OS_CACHED,			/* its chunk is in the OS page cache */
+} DioScanReason;
+
+#define DIO_SR_COUNT (DIO_SR_OS_CACHED + 1)
+
 /* latency: bucket i counts reads of [2^i, 2^(i+1)) us, bucket 0 also < 1 us */
 #define DIO_LAT_BUCKETS		25
 /* size: bucket i counts reads of [8kB * 2^i, 8kB * 2^(i+1)) bytes */
@@ -71,6 +84,7 @@ typedef struct DioInflight
 	int32		nblocks;
 	uint32		bytes;
 	TimestampTz submitted;
+	int64		query_id;		/* the issuer's top-level query ID; 0: none */
 } DioInflight;
 
 /*
@@ -91,6 +105,38 @@ typedef struct DioBackendSlot
 } DioBackendSlot;
 
 extern DioBackendSlot *dio_my_slot;
+
+/*
+ * What this process's statements read, since it started (only grows; a
+ * reset does not touch it): diag_statements.c charges each statement the
+ * change over its execution.  Charged where the matching cluster counters
+ * are (direct blocks, fallbacks, reads, bytes, waits) or, for a scan's
+ * figures, when the scan ends.
+ */
+typedef struct DioStmtCounters
+{
+	uint64		direct_blocks;
+	uint64		direct_reads;
+	uint64		direct_bytes;
+	uint64		buffered[DIO_SR_COUNT]; /* DirectSeqScan, by reason */
+	uint64		fallback[DIO_NUM_FALLBACK];
+	uint64		pf_requested;	/* PrefetchIndexScan heap blocks ... */
+	uint64		pf_advised;
+	uint64		pf_read;
+	uint64		pf_os_cached;
+	uint64		pf_wait_us;
+	uint64		wait_us;		/* waiting for direct reads */
+	uint64		read_us;		/* direct reads' latencies, summed */
+} DioStmtCounters;
+
+#define DIO_STMT_NCOUNTERS (sizeof(DioStmtCounters) / sizeof(uint64))
+
+extern DioStmtCounters dio_stmt_io;
+
+/* diag_statements.c: per-statement statistics */
+extern void dio_stmt_init(void);
+extern Size dio_stmt_shmem_size(void);
+extern void dio_stmt_shmem_startup(void);
 
 /* diag_stats.c: shared memory, the owner's writes */
 extern void dio_stats_shmem_request(void);

@@ -252,6 +252,8 @@ dio_stats_count_blocks(uint64 ndirect, DioFallback reason, uint64 nfallback)
 	dio_my_slot->c.blocks_direct += ndirect;
 	dio_my_slot->c.blocks_fallback[reason] += nfallback;
 	dio_stats_end_write();
+	dio_stmt_io.direct_blocks += ndirect;
+	dio_stmt_io.fallback[reason] += nfallback;
 }
 
 /* ---------- readers ---------- */

@@ -300,8 +300,8 @@ dio_inflight_backend(int pid, int backend_type, bool visible,
 	for (int i = 0; i < DIO_MAX_INFLIGHT; i++)
 	{
 		const DioInflight *e = &slot->inflight[i];
-		Datum		values[10];
-		bool		nulls[10] = {0};
+		Datum		values[11];
+		bool		nulls[11] = {0};
 
 		if (!e->used)
 			continue;
@@ -315,6 +315,11 @@ dio_inflight_backend(int pid, int backend_type, bool visible,
 		values[7] = Int32GetDatum(e->nblocks);
 		values[8] = Int64GetDatum((int64) e->bytes);
 		values[9] = TimestampTzGetDatum(e->submitted);
+		/* as pg_stat_activity: NULL when the backend reported none */
+		if (e->query_id == 0)
+			nulls[10] = true;
+		else
+			values[10] = Int64GetDatum(e->query_id);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }

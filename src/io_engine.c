@@ -999,6 +999,9 @@ dio_req_finish(DioStream *s, DioReq *r, bool failed, DioFallback reason)
 	dio_my_slot->c.lat_sum_us += us;
 	dio_my_slot->c.size_hist[dio_stats_size_bucket(r->len)]++;
 	dio_my_slot->c.bytes_requested += r->len;
+	dio_stmt_io.direct_reads++;
+	dio_stmt_io.direct_bytes += r->done;
+	dio_stmt_io.read_us += us;
 	if (r->reg >= 0)
 	{
 		dio_my_slot->inflight[r->reg].used = false;
@@ -1183,6 +1186,7 @@ dio_wait_and_reap(DioStream *charge, uint64 *waited_us)
 		dio_stats_begin_write();
 		dio_my_slot->c.wait_calls++;
 		dio_my_slot->c.wait_time_us += INSTR_TIME_GET_MICROSEC(end);
+		dio_stmt_io.wait_us += INSTR_TIME_GET_MICROSEC(end);
 		dio_stats_end_write();
 	}
 
@@ -1238,6 +1242,7 @@ dio_req_register(DioStream *s, DioReq *r)
 			e->nblocks = r->nblocks;
 			e->bytes = r->len;
 			e->submitted = GetCurrentTimestamp();
+			e->query_id = pgstat_get_my_query_id();
 			dio_my_slot->ninflight++;
 			r->reg = i;
 			break;

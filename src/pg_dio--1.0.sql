@@ -102,7 +102,8 @@ CREATE FUNCTION pg_dio_inflight(
     OUT block bigint,
     OUT blocks integer,
     OUT bytes bigint,
-    OUT submitted_at timestamptz)
+    OUT submitted_at timestamptz,
+    OUT query_id bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_dio_inflight'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
@@ -110,6 +111,44 @@ LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 CREATE FUNCTION pg_dio_stats_reset()
 RETURNS void
 AS 'MODULE_PATHNAME', 'pg_dio_stats_reset'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+-- Per statement, keyed as pg_stat_statements is: what pg_dio read for it.
+CREATE FUNCTION pg_dio_statements(
+    OUT userid oid,
+    OUT dbid oid,
+    OUT toplevel boolean,
+    OUT queryid bigint,
+    OUT calls bigint,
+    OUT direct_blocks bigint,
+    OUT direct_reads bigint,
+    OUT direct_read_bytes bigint,
+    OUT buffered_resident bigint,
+    OUT buffered_not_all_visible bigint,
+    OUT buffered_isolation bigint,
+    OUT buffered_verification bigint,
+    OUT buffered_io_fallback bigint,
+    OUT buffered_os_cached bigint,
+    OUT fallback_io_error bigint,
+    OUT fallback_no_uring bigint,
+    OUT fallback_no_odirect bigint,
+    OUT fallback_no_fd bigint,
+    OUT fallback_verify bigint,
+    OUT fallback_no_memory bigint,
+    OUT prefetch_blocks_requested bigint,
+    OUT prefetch_blocks_advised bigint,
+    OUT prefetch_blocks_read bigint,
+    OUT prefetch_blocks_os_cached bigint,
+    OUT wait_time_ms double precision,
+    OUT read_time_ms double precision,
+    OUT prefetch_wait_time_ms double precision)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_dio_statements'
+LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
+
+CREATE FUNCTION pg_dio_statements_reset()
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'pg_dio_statements_reset'
 LANGUAGE C STRICT VOLATILE PARALLEL RESTRICTED;
 
 -- Resolve a relation from its file's tablespace and relfilenode, when it
@@ -179,7 +218,12 @@ $$;
 -- Views
 --
 
--- I/Os in flight: core's (pg_aios) and pg_dio's direct reads.
+-- I/Os in flight: core's (pg_aios) and pg_dio's direct reads.  query_id:
+-- for pg_dio's, the top-level query ID of the process that issued the read,
+-- recorded at submission (a parallel worker's is its leader's); for core's,
+-- whose AIO handle records none, the one its owner reports now, as
+-- pg_stat_activity shows it (a read-ahead left in flight by a suspended
+-- cursor shows the owner's current statement).  NULL when there is none.
 CREATE VIEW pg_stat_aios AS
     SELECT 'pg_dio'::text AS source,
            f.pid,
@@ -191,7 +235,8 @@ CREATE VIEW pg_stat_aios AS
            f.block,
            f.blocks,
            f.bytes,
-           pg_catalog.clock_timestamp() - f.submitted_at AS age
+           pg_catalog.clock_timestamp() - f.submitted_at AS age,
+           f.query_id
       FROM @extschema@.pg_dio_inflight() f
     UNION ALL
     SELECT 'core'::text,
@@ -204,9 +249,11 @@ CREATE VIEW pg_stat_aios AS
            t.block,
            (a.length / pg_catalog.current_setting('block_size')::int)::int,
            a.length,
-           NULL::interval
-      FROM pg_catalog.pg_aios a,
-           LATERAL @extschema@.pg_dio_aio_target(a.target_desc) t;
+           NULL::interval,
+           s.query_id
+      FROM pg_catalog.pg_aios a
+           CROSS JOIN LATERAL @extschema@.pg_dio_aio_target(a.target_desc) t
+           LEFT JOIN pg_catalog.pg_stat_get_activity(NULL) s ON s.pid = a.pid;
 
 -- Per backend: pg_dio's counters beside core's per-backend I/O totals.
 CREATE VIEW pg_stat_aio_backends AS
@@ -228,6 +275,11 @@ CREATE VIEW pg_stat_aio_backends AS
              FROM pg_catalog.pg_stat_get_backend_io(s.pid) b
             WHERE s.reads_submitted IS NOT NULL) io ON true;
 
+-- What pg_dio read for each statement (pg_dio.track selects which), to join
+-- with pg_stat_statements on (userid, dbid, toplevel, queryid).
+CREATE VIEW pg_stat_dio_statements AS
+    SELECT * FROM @extschema@.pg_dio_statements();
+
 -- Latency (microseconds) and read-size (bytes) histograms, per backend and
 -- cluster-wide (pid IS NULL).
 CREATE VIEW pg_stat_aio_histogram AS
@@ -243,6 +295,11 @@ GRANT SELECT ON pg_stat_aios TO pg_read_all_stats;
 GRANT SELECT ON pg_stat_aio_backends TO PUBLIC;
 GRANT SELECT ON pg_stat_aio_histogram TO PUBLIC;
 REVOKE ALL ON FUNCTION pg_dio_stats_reset() FROM PUBLIC;
+REVOKE ALL ON pg_stat_dio_statements FROM PUBLIC;
+GRANT SELECT ON pg_stat_dio_statements TO pg_read_all_stats;
+REVOKE ALL ON FUNCTION pg_dio_statements() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_dio_statements() TO pg_read_all_stats;
+REVOKE ALL ON FUNCTION pg_dio_statements_reset() FROM PUBLIC;
 
 --
 -- Cold-cache experiments

@@ -18,6 +18,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/queryjumble.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -43,6 +44,7 @@ dio_shmem_request(void)
 		prev_shmem_request_hook();
 	dio_stats_shmem_request();
 	RequestAddinShmemSpace(dio_prefetch_shmem_size());
+	RequestAddinShmemSpace(dio_stmt_shmem_size());
 }
 
 static void
@@ -53,6 +55,7 @@ dio_shmem_startup(void)
 	dio_stats_shmem_startup();
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	dio_prefetch_shmem_startup();
+	dio_stmt_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 }
 
@@ -65,11 +68,15 @@ _PG_init(void)
 	dio_prefetch_init();
 	dio_probe_init();
 	dio_plan_init();
+	dio_stmt_init();
 
 	MarkGUCPrefixReserved("pg_dio");
 
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+
+	/* query IDs for pg_stat_aios and pg_dio_statements */
+	EnableQueryId();
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = dio_shmem_request;

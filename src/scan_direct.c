@@ -97,19 +97,6 @@
 #define dio_cpu_prefetch(addr)	((void) (addr))
 #endif
 
-/* why a block was read through the buffer manager */
-typedef enum DioScanReason
-{
-	DIO_SR_RESIDENT,			/* in shared buffers */
-	DIO_SR_NOT_ALL_VISIBLE,		/* visibility map bit not set */
-	DIO_SR_ISOLATION,			/* snapshot or isolation level */
-	DIO_SR_VERIFY,				/* direct image failed a check */
-	DIO_SR_IO,					/* the engine could not read it */
-	DIO_SR_OS_CACHED,			/* its chunk is in the OS page cache */
-} DioScanReason;
-
-#define DIO_SR_COUNT (DIO_SR_OS_CACHED + 1)
-
 static const char *const dio_scan_reason_names[DIO_SR_COUNT] = {
 	"resident", "not all-visible", "isolation", "verification", "I/O fallback", "OS-cached"
 };
@@ -1376,6 +1363,11 @@ static void
 dio_end_scan(CustomScanState *node)
 {
 	DioScanState *st = (DioScanState *) node;
+
+	/* this process's part of the statement's figures (rescans included) */
+	for (int i = 0; i < DIO_SR_COUNT; i++)
+		dio_stmt_io.buffered[i] += st->counters.buffered[i];
+	memset(st->counters.buffered, 0, sizeof(st->counters.buffered));
 
 	if (!st->started)
 		return;

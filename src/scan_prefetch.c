@@ -586,6 +586,13 @@ pf_end_scan(CustomScanState *node)
 {
 	PfScanState *st = (PfScanState *) node;
 
+	/* this process's part of the statement's figures (rescans included) */
+	dio_stmt_io.pf_requested += st->ra.c.blocks;
+	dio_stmt_io.pf_advised += st->ra.c.advised;
+	dio_stmt_io.pf_read += st->ra.c.blocks_read;
+	dio_stmt_io.pf_os_cached += st->ra.c.sync_blocks;
+	dio_stmt_io.pf_wait_us += st->ra.c.wait_us;
+
 	if (st->index == NULL)
 		return;
 	if (node->ss.ps.state->es_instrument)

@@ -45,9 +45,12 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 "$PG_DIO_ROOT/test/cluster.sh" destroy "$CLUSTER" >/dev/null 2>&1
 # core's suites expect a server as installcheck makes it; what differs from
-# initdb's defaults is what the suites need (prepared_xacts) or the mode
+# initdb's defaults is what the suites need (prepared_xacts) or the mode, and
+# compute_query_id = regress, as PostgreSQL's suites run where query IDs are
+# computed (pg_dio computes them): EXPLAIN (VERBOSE) would print them, and
+# they differ from run to run (they hash the OIDs of objects made anew)
 eval "$("$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER" "io_method = $IO_METHOD" \
-	"max_prepared_transactions = 10" "max_connections = 100")" ||
+	"max_prepared_transactions = 10" "max_connections = 100" "compute_query_id = regress")" ||
 	die "could not start the $IO_METHOD cluster"
 
 rm -rf "$OUT"

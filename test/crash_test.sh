@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Crash test: kill -9 a backend while its direct reads are in flight (in
 # pg_dio_read and in a DirectSeqScan); the postmaster restarts the cluster;
-# afterwards nothing is left in flight, the counters start from zero and
-# both work again.  Then a failed write-back in pg_dio_evict (injected) must
+# afterwards nothing is left in flight, the counters start from zero (the
+# per-statement statistics too, which a clean restart keeps) and both work
+# again.  Then a failed write-back in pg_dio_evict (injected) must
 # PANIC, as core's failed fsyncs do.  Uses its own throwaway cluster
 # ("crash"): its log is expected to show the crashes.  Prints "ok N - ..." / "not ok N - ..." lines.
 set -uo pipefail
@@ -44,6 +45,17 @@ INSERT INTO crash_t SELECT g, repeat('x', 300) FROM generate_series(1, 50000) g;
 VACUUM (FREEZE) crash_t;
 SQL
 
+# pg_stat_dio_statements lives in core's cumulative statistics: kept across
+# a clean restart (written out at shutdown, read back at start), discarded
+# by crash recovery with core's own (checked after each crash below)
+psql -X -q -c "SELECT blocks FROM pg_dio_read('crash_t')" >/dev/null	# flushed at exit
+check "per-statement: pg_dio_read's statement counts its direct blocks" \
+	"SELECT sum(direct_blocks) = pg_relation_size('crash_t') / 8192 FROM pg_stat_dio_statements WHERE direct_blocks > 0"
+"$PG_DIO_ROOT/test/cluster.sh" stop "$CLUSTER" >/dev/null 2>&1
+eval "$("$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER")" || die "could not restart the crash cluster"
+check "per-statement: kept across a clean restart" \
+	"SELECT sum(direct_blocks) = pg_relation_size('crash_t') / 8192 FROM pg_stat_dio_statements WHERE direct_blocks > 0"
+
 crash_during() {	# crash_during "description" "SQL that reads with the delay fault"
 	local what=$1 sql=$2 pid
 	psql -X -q -c "SET pg_dio.inject_fault = 'delay'" -c "SET pg_dio.inject_delay = '20s'" \
@@ -72,6 +84,8 @@ crash_during() {	# crash_during "description" "SQL that reads with the delay fau
 		failures=$((failures + 1))
 		return
 	fi
+	check "$what: per-statement statistics discarded with core's" \
+		"SELECT count(*) = 0 FROM pg_stat_dio_statements WHERE direct_blocks > 0"
 	check "$what: nothing in flight after the restart" \
 		"SELECT count(*) = 0 FROM pg_stat_aios WHERE source = 'pg_dio'"
 	check "$what: cluster counters start again from zero" \

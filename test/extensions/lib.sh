@@ -177,13 +177,17 @@ ext_temp_config() {
 	done
 }
 
-# ext_cluster_start NAME SETTING...: a new throwaway cluster (test/cluster.sh, pg_dio preloaded, SETTINGs added), stopped on exit; sets PGHOST, PGPORT, PGUSER
+# ext_cluster_start NAME SETTING...: a new throwaway cluster (test/cluster.sh, pg_dio preloaded, SETTINGs added), stopped on exit; sets PGHOST, PGPORT, PGUSER.
+# compute_query_id = regress (a suite's SETTINGs may say otherwise): pg_dio
+# computes query IDs, which EXPLAIN (VERBOSE) would print and which differ
+# from run to run (core_regress.sh says the same)
 ext_cluster_start() {
 	local name=$1
 	shift
 	"$PG_DIO_ROOT/test/cluster.sh" destroy "$name" >/dev/null 2>&1
 	EXT_CLUSTERS+=("$name")
-	eval "$("$PG_DIO_ROOT/test/cluster.sh" start "$name" "io_method = $IO_METHOD" "$@")" ||
+	eval "$("$PG_DIO_ROOT/test/cluster.sh" start "$name" "io_method = $IO_METHOD" \
+		"compute_query_id = regress" "$@")" ||
 		die "could not start cluster $name"
 	export PGHOST PGPORT PGUSER
 }

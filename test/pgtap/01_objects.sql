@@ -1,7 +1,7 @@
 -- pg_dio's SQL objects: functions (arguments, result types, properties),
 -- views, the extension's member list and the settings in pg_settings.
 BEGIN;
-SELECT plan(70);
+SELECT plan(76);
 
 SELECT has_extension('pg_dio', 'extension pg_dio is installed');
 
@@ -25,10 +25,13 @@ SELECT set_eq(
           'function pg_dio_aio_target(text)',
           'function pg_dio_evict(regclass,boolean)',
           'function pg_dio_residency(regclass)',
+          'function pg_dio_statements()',
+          'function pg_dio_statements_reset()',
           'view pg_stat_aios',
           'view pg_stat_aio_backends',
-          'view pg_stat_aio_histogram'],
-    'pg_dio owns exactly its 10 functions and 3 views');
+          'view pg_stat_aio_histogram',
+          'view pg_stat_dio_statements'],
+    'pg_dio owns exactly its 12 functions and 4 views');
 
 -- ---------------------------------------------------------------------------
 -- Functions: existence with their input argument types, result type.
@@ -63,6 +66,16 @@ SELECT has_function('public', 'pg_dio_stats_reset', ARRAY[]::text[],
 SELECT function_returns('public', 'pg_dio_stats_reset', ARRAY[]::text[], 'void',
     'pg_dio_stats_reset returns void');
 
+SELECT has_function('public', 'pg_dio_statements', ARRAY[]::text[],
+    'pg_dio_statements() exists');
+SELECT function_returns('public', 'pg_dio_statements', ARRAY[]::text[], 'setof record',
+    'pg_dio_statements returns a set of records');
+
+SELECT has_function('public', 'pg_dio_statements_reset', ARRAY[]::text[],
+    'pg_dio_statements_reset() exists');
+SELECT function_returns('public', 'pg_dio_statements_reset', ARRAY[]::text[],
+    'timestamp with time zone', 'pg_dio_statements_reset returns when it reset');
+
 SELECT has_function('public', 'pg_dio_relation', ARRAY['oid', 'oid', 'oid'],
     'pg_dio_relation(oid, oid, oid) exists');
 SELECT function_returns('public', 'pg_dio_relation', ARRAY['oid', 'oid', 'oid'], 'regclass',
@@ -77,7 +90,7 @@ SELECT function_returns('public', 'pg_dio_aio_target', ARRAY['text'], 'record',
 SELECT is((SELECT count(*)::int FROM pg_catalog.pg_proc
             WHERE proname LIKE 'pg\_dio\_%'
               AND pronamespace = 'public'::regnamespace),
-          10, 'there are exactly 10 pg_dio_* functions (no stray overloads)');
+          12, 'there are exactly 12 pg_dio_* functions (no stray overloads)');
 
 -- argument defaults
 SELECT is(pg_catalog.pg_get_function_arg_default('pg_dio_read(regclass,text)'::regprocedure, 2),
@@ -147,6 +160,8 @@ SELECT results_eq(
              ('pg_dio_read', 'r', false),
              ('pg_dio_relation', 's', false),
              ('pg_dio_residency', 'r', false),
+             ('pg_dio_statements', 'r', false),
+             ('pg_dio_statements_reset', 'r', false),
              ('pg_dio_stats_reset', 'r', false)$$,
     'parallel safety as declared, no SECURITY DEFINER function');
 
@@ -156,12 +171,14 @@ SELECT results_eq(
 SELECT has_view('public', 'pg_stat_aios', 'view pg_stat_aios exists');
 SELECT has_view('public', 'pg_stat_aio_backends', 'view pg_stat_aio_backends exists');
 SELECT has_view('public', 'pg_stat_aio_histogram', 'view pg_stat_aio_histogram exists');
+SELECT has_view('public', 'pg_stat_dio_statements', 'view pg_stat_dio_statements exists');
 SELECT view_owner_is('public', 'pg_stat_aios', current_user,
     'pg_stat_aios is owned by the extension''s owner (it reads pg_aios with the owner''s rights)');
 
 -- The views work for the superuser and have the shape their functions say.
 SELECT lives_ok('SELECT * FROM pg_stat_aios', 'pg_stat_aios can be queried');
 SELECT lives_ok('SELECT * FROM pg_stat_aio_backends', 'pg_stat_aio_backends can be queried');
+SELECT lives_ok('SELECT * FROM pg_stat_dio_statements', 'pg_stat_dio_statements can be queried');
 SELECT is((SELECT count(*)::int FROM pg_stat_aio_histogram WHERE pid IS NULL),
           25 + 8, 'pg_stat_aio_histogram has 25 latency + 8 size buckets cluster-wide');
 SELECT results_eq(
@@ -220,10 +237,12 @@ SELECT results_eq(
              ('pg_dio.index_prefetch_min_rows', 'integer', NULL, '0', '2147483647', 'user', '3'),
              ('pg_dio.io_size', 'integer', 'kB', '8', '1024', 'user', '1024'),
              ('pg_dio.max_io_memory', 'integer', 'kB', '2048', '2147483647', 'user', '262144'),
+             ('pg_dio.max_statements', 'integer', NULL, '100', '1073741823', 'postmaster', '5000'),
              ('pg_dio.os_cache_check', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.probe_prefetch_distance', 'integer', NULL, '1', '1024', 'user', '64'),
              ('pg_dio.queue_depth', 'integer', NULL, '1', '128', 'user', '16'),
-             ('pg_dio.resident_sweep', 'enum', NULL, NULL, NULL, 'user', 'auto')$$,
+             ('pg_dio.resident_sweep', 'enum', NULL, NULL, NULL, 'user', 'auto'),
+             ('pg_dio.track', 'enum', NULL, NULL, NULL, 'superuser', 'top')$$,
     'pg_dio''s settings: type, unit, range, context and default');
 SELECT is((SELECT count(*) FROM pg_catalog.pg_settings WHERE name LIKE 'pg\_dio.inject\_%'),
           0::bigint, 'the test-only settings pg_dio.inject_fault and pg_dio.inject_delay are hidden');

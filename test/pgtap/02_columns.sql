@@ -1,7 +1,7 @@
 -- The columns of pg_dio's views and the OUT columns of its functions:
 -- names, order and types.
 BEGIN;
-SELECT plan(60);
+SELECT plan(63);
 
 -- pg_stat_aios
 SELECT columns_are('public', 'pg_stat_aios', ARRAY[
@@ -15,7 +15,8 @@ SELECT columns_are('public', 'pg_stat_aios', ARRAY[
     'block',
     'blocks',
     'bytes',
-    'age'],
+    'age',
+    'query_id'],
     'pg_stat_aios has exactly the documented columns');
 SELECT col_type_is('public', 'pg_stat_aios', c, t, 'pg_stat_aios.' || c || ' is ' || t)
   FROM (VALUES
@@ -29,12 +30,81 @@ SELECT col_type_is('public', 'pg_stat_aios', c, t, 'pg_stat_aios.' || c || ' is 
     ('block', 'bigint'),
     ('blocks', 'integer'),
     ('bytes', 'bigint'),
-    ('age', 'interval')) AS v(c, t);
+    ('age', 'interval'),
+    ('query_id', 'bigint')) AS v(c, t);
 SELECT is(ARRAY(SELECT attname::text FROM pg_catalog.pg_attribute
                 WHERE attrelid = 'public.pg_stat_aios'::regclass AND attnum > 0 AND NOT attisdropped
                 ORDER BY attnum),
-          ARRAY['source', 'pid', 'io_id', 'state', 'operation', 'relation', 'fork', 'block', 'blocks', 'bytes', 'age'],
+          ARRAY['source', 'pid', 'io_id', 'state', 'operation', 'relation', 'fork', 'block', 'blocks', 'bytes', 'age', 'query_id'],
           'pg_stat_aios''s columns are in the documented order');
+
+-- pg_stat_dio_statements: keyed as pg_stat_statements, to join with it
+SELECT is(ARRAY(SELECT attname::text FROM pg_catalog.pg_attribute
+                WHERE attrelid = 'public.pg_stat_dio_statements'::regclass AND attnum > 0 AND NOT attisdropped
+                ORDER BY attnum),
+          ARRAY[
+    'userid',
+    'dbid',
+    'toplevel',
+    'queryid',
+    'calls',
+    'direct_blocks',
+    'direct_reads',
+    'direct_read_bytes',
+    'buffered_resident',
+    'buffered_not_all_visible',
+    'buffered_isolation',
+    'buffered_verification',
+    'buffered_io_fallback',
+    'buffered_os_cached',
+    'fallback_io_error',
+    'fallback_no_uring',
+    'fallback_no_odirect',
+    'fallback_no_fd',
+    'fallback_verify',
+    'fallback_no_memory',
+    'prefetch_blocks_requested',
+    'prefetch_blocks_advised',
+    'prefetch_blocks_read',
+    'prefetch_blocks_os_cached',
+    'wait_time_ms',
+    'read_time_ms',
+    'prefetch_wait_time_ms'],
+          'pg_stat_dio_statements has the documented columns, in order');
+SELECT results_eq(
+    $$SELECT attname::text COLLATE "default", pg_catalog.format_type(atttypid, atttypmod)
+        FROM pg_catalog.pg_attribute
+       WHERE attrelid = 'public.pg_stat_dio_statements'::regclass AND attnum > 0 AND NOT attisdropped
+       ORDER BY attnum$$,
+    $$VALUES
+             ('userid', 'oid'),
+             ('dbid', 'oid'),
+             ('toplevel', 'boolean'),
+             ('queryid', 'bigint'),
+             ('calls', 'bigint'),
+             ('direct_blocks', 'bigint'),
+             ('direct_reads', 'bigint'),
+             ('direct_read_bytes', 'bigint'),
+             ('buffered_resident', 'bigint'),
+             ('buffered_not_all_visible', 'bigint'),
+             ('buffered_isolation', 'bigint'),
+             ('buffered_verification', 'bigint'),
+             ('buffered_io_fallback', 'bigint'),
+             ('buffered_os_cached', 'bigint'),
+             ('fallback_io_error', 'bigint'),
+             ('fallback_no_uring', 'bigint'),
+             ('fallback_no_odirect', 'bigint'),
+             ('fallback_no_fd', 'bigint'),
+             ('fallback_verify', 'bigint'),
+             ('fallback_no_memory', 'bigint'),
+             ('prefetch_blocks_requested', 'bigint'),
+             ('prefetch_blocks_advised', 'bigint'),
+             ('prefetch_blocks_read', 'bigint'),
+             ('prefetch_blocks_os_cached', 'bigint'),
+             ('wait_time_ms', 'double precision'),
+             ('read_time_ms', 'double precision'),
+             ('prefetch_wait_time_ms', 'double precision')$$,
+    'pg_stat_dio_statements''s column types');
 
 -- pg_stat_aio_backends
 SELECT columns_are('public', 'pg_stat_aio_backends', ARRAY[
@@ -249,7 +319,8 @@ SELECT results_eq(
              ('block', 'bigint', 'o'),
              ('blocks', 'integer', 'o'),
              ('bytes', 'bigint', 'o'),
-             ('submitted_at', 'timestamp with time zone', 'o')$$,
+             ('submitted_at', 'timestamp with time zone', 'o'),
+             ('query_id', 'bigint', 'o')$$,
     'pg_dio_inflight(): argument and result column names, types and modes');
 
 -- pg_dio_aio_target(text): every argument, in order (i = IN, o = OUT)

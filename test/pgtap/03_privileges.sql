@@ -7,7 +7,7 @@
 -- status (pg_stat_activity, and so pg_dio's per-backend views) records the
 -- session user of each backend.
 BEGIN;
-SELECT plan(54);
+SELECT plan(61);
 
 CREATE ROLE dio_nobody NOLOGIN;
 CREATE ROLE dio_stats_reader NOLOGIN IN ROLE pg_read_all_stats;
@@ -73,6 +73,18 @@ SELECT throws_ok('SELECT * FROM pg_stat_aios', '42501',
 SELECT throws_ok('SELECT pg_dio_stats_reset()', '42501',
     'permission denied for function pg_dio_stats_reset',
     'unprivileged: cannot run pg_dio_stats_reset()');
+SELECT throws_ok('SELECT * FROM pg_stat_dio_statements', '42501',
+    'permission denied for view pg_stat_dio_statements',
+    'unprivileged: cannot SELECT pg_stat_dio_statements (other roles'' statements)');
+SELECT throws_ok('SELECT * FROM pg_dio_statements()', '42501',
+    'permission denied for function pg_dio_statements',
+    'unprivileged: cannot call pg_dio_statements()');
+SELECT throws_ok('SELECT pg_dio_statements_reset()', '42501',
+    'permission denied for function pg_dio_statements_reset',
+    'unprivileged: cannot run pg_dio_statements_reset()');
+SELECT throws_ok($$SET pg_dio.track = 'all'$$, '42501',
+    'permission denied to set parameter "pg_dio.track"',
+    'unprivileged: cannot SET pg_dio.track (superuser, like pg_stat_statements.track)');
 SELECT throws_ok($$SET pg_dio.inject_fault = 'eio'$$, '42501',
     'permission denied to set parameter "pg_dio.inject_fault"',
     'unprivileged: cannot SET pg_dio.inject_fault');
@@ -205,6 +217,13 @@ SELECT is((SELECT count(*)::int FROM pg_stat_aio_histogram WHERE pid = pg_backen
 SELECT throws_ok('SELECT pg_dio_stats_reset()', '42501',
     'permission denied for function pg_dio_stats_reset',
     'pg_read_all_stats: still cannot reset the statistics');
+SELECT lives_ok('SELECT * FROM pg_stat_dio_statements',
+    'pg_read_all_stats: can SELECT pg_stat_dio_statements');
+SELECT ok((SELECT count(*) > 0 FROM pg_stat_dio_statements WHERE userid <> 'dio_stats_reader'::regrole),
+    'pg_read_all_stats: sees other roles'' statements');
+SELECT throws_ok('SELECT pg_dio_statements_reset()', '42501',
+    'permission denied for function pg_dio_statements_reset',
+    'pg_read_all_stats: still cannot reset the per-statement statistics');
 SELECT throws_ok($$SET pg_dio.inject_fault = 'eio'$$, '42501',
     'permission denied to set parameter "pg_dio.inject_fault"',
     'pg_read_all_stats: still cannot SET pg_dio.inject_fault');
