@@ -147,6 +147,8 @@ def expected_series():
                              ("reads_in_flight", "reads_in_flight", 1),
                              ("max_reads_in_flight", "max_inflight", 1)]:
         exp[("pg_dio_" + name, frozenset())] = row[col] * scale
+    exp[("pg_dio_stats_reset_timestamp_seconds", frozenset())] = float(
+        query("SELECT extract(epoch FROM stats_reset) FROM pg_dio_cluster_stats()")[0][0])
     for reason in ("io_error", "no_uring", "no_odirect", "no_fd", "verify", "no_memory"):
         exp[("pg_dio_fallback_blocks_total", frozenset({("reason", reason)}))] = row["fallback_" + reason]
     for bt, n, inflight, mem in query(
@@ -160,6 +162,14 @@ def expected_series():
     # nothing is in flight here but what the counters say
     exp[("pg_dio_aios_ios", frozenset({("source", "pg_dio"), ("state", "SUBMITTED")}))] = \
         float(query("SELECT count(*) FROM pg_stat_aios WHERE source = 'pg_dio'")[0][0])
+    stmt_cols = ("calls_total direct_blocks_total direct_read_bytes_total buffered_blocks_total "
+                 "prefetch_blocks_requested_total prefetch_blocks_read_total wait_seconds_total "
+                 "read_latency_seconds_total").split()
+    conf = yaml.safe_load(open(os.path.join(MON, "postgres_exporter.yml")))
+    for st in query(conf["pg_dio_statements"]["query"].strip()):
+        lab = frozenset(zip(("queryid", "datname", "usename", "toplevel"), st[:4]))
+        for col, val in zip(stmt_cols, st[4:]):
+            exp[("pg_dio_statements_" + col, lab)] = float(val)
     for kind, unit, scale, sumcol in (("latency", "seconds", 1e-6, "read_latency_ms"),
                                       ("size", "bytes", 1, "bytes_requested")):
         name = f"pg_dio_read_{kind}_{unit}"
@@ -268,6 +278,11 @@ def main():
                       f"{key[0]}{dict(key[1])}: core has nothing in flight here")
         check(expected[("pg_dio_read_latency_seconds_count", frozenset())] > 0,
               "the latency histogram has reads to show")
+        check(any(k[0] == "pg_dio_statements_direct_blocks_total" and v > 0
+                  for k, v in expected.items()), "a statement that read directly is shown")
+        for key in scraped:
+            if not key[0].startswith("pg_dio_aios_"):
+                check(key in expected, f"{key[0]}{dict(key[1])}: in the scrape, and expected")
         pg_lines = "\n".join(l for l in text.splitlines()
                              if l.startswith("pg_dio") or re.match(r"# (HELP|TYPE) pg_dio", l)) + "\n"
         r = subprocess.run([PROMTOOL, "check", "metrics"], input=pg_lines, capture_output=True, text=True)
