@@ -181,12 +181,17 @@ dio_max_plan_id(Plan *plan)
 	List	   *kids = NIL;
 	ListCell   *lc;
 	int			id;
+	int			sub;
 
 	if (plan == NULL)
 		return -1;
 	check_stack_depth();
-	id = Max(plan->plan_node_id, Max(dio_max_plan_id(plan->lefttree),
-									  dio_max_plan_id(plan->righttree)));
+	/* (each call once: Max() evaluates its arguments twice) */
+	id = plan->plan_node_id;
+	sub = dio_max_plan_id(plan->lefttree);
+	id = Max(id, sub);
+	sub = dio_max_plan_id(plan->righttree);
+	id = Max(id, sub);
 	if (IsA(plan, Append))
 		kids = ((Append *) plan)->appendplans;
 	else if (IsA(plan, MergeAppend))
@@ -198,9 +203,12 @@ dio_max_plan_id(Plan *plan)
 	else if (IsA(plan, CustomScan))
 		kids = ((CustomScan *) plan)->custom_plans;
 	else if (IsA(plan, SubqueryScan))
-		id = Max(id, dio_max_plan_id(((SubqueryScan *) plan)->subplan));
+		kids = list_make1(((SubqueryScan *) plan)->subplan);
 	foreach(lc, kids)
-		id = Max(id, dio_max_plan_id((Plan *) lfirst(lc)));
+	{
+		sub = dio_max_plan_id((Plan *) lfirst(lc));
+		id = Max(id, sub);
+	}
 	return id;
 }
 
@@ -238,7 +246,11 @@ dio_planner(DIO_PLANNER_PARAMS)
 		ListCell   *lc;
 
 		foreach(lc, stmt->subplans)
-			cx.next_id = Max(cx.next_id, dio_max_plan_id((Plan *) lfirst(lc)) + 1);
+		{
+			int			sub = dio_max_plan_id((Plan *) lfirst(lc)) + 1;
+
+			cx.next_id = Max(cx.next_id, sub);
+		}
 	}
 	stmt->planTree = dio_subst_walk(&cx, stmt->planTree, 0);
 	dio_subst_list(&cx, stmt->subplans, 0);
