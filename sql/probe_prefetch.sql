@@ -180,6 +180,17 @@ SELECT probes > outer_rows * 3 / 4 AS probed, advised > 0 AS advised_reads,
 SELECT probes < outer_rows / 4 AS sampling_when_cached, cached > 0 AS saw_cached
   FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
 
+-- a deep plan is walked in time linear in its nodes (a join of 24 tables)
+SET statement_timeout = '30s';
+DO $$
+BEGIN
+    EXECUTE (SELECT 'EXPLAIN SELECT count(*) FROM pp_o a1'
+                    || string_agg(format(' JOIN pp_o a%s ON a%s.x = a%s.x', i, i, i - 1), '' ORDER BY i)
+               FROM generate_series(2, 24) i);
+END
+$$;
+RESET statement_timeout;
+
 -- (checks: the settings)
 SELECT name, setting, unit, min_val, max_val, context FROM pg_settings
  WHERE name IN ('pg_dio.enable_probe_prefetch', 'pg_dio.probe_prefetch_distance') ORDER BY name;

@@ -107,6 +107,7 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 	if (plan == NULL)
 		return NULL;
 	check_stack_depth();
+	CHECK_FOR_INTERRUPTS();
 
 	switch (nodeTag(plan))
 	{
@@ -186,6 +187,7 @@ dio_max_plan_id(Plan *plan)
 	if (plan == NULL)
 		return -1;
 	check_stack_depth();
+	CHECK_FOR_INTERRUPTS();
 	/* (each call once: Max() evaluates its arguments twice) */
 	id = plan->plan_node_id;
 	sub = dio_max_plan_id(plan->lefttree);
