@@ -4,7 +4,8 @@
 EXPLAIN output is normalized first: pg_dio's nodes take core's names
 (DirectSeqScan -> Seq Scan, PrefetchIndexScan -> Index Scan,
 PrefetchIndexOnlyScan -> Index Only Scan) and lines only pg_dio prints are
-dropped, in text, JSON, YAML and XML.  A ProbePrefetch node, which pg_dio
+dropped, in text, JSON, YAML and XML; query IDs (which hash OIDs each run
+makes anew) are masked.  A ProbePrefetch node, which pg_dio
 puts between a nested loop and its outer plan, is dropped with its own
 lines in text format, its child moved up a level into its place.  Everything else, plan shapes included,
 must match.  A test named in the allowed list (with its reason) may differ;
@@ -119,11 +120,14 @@ def normalize(lines):
 
 
 SEPARATOR = re.compile(r"^[-+]+$")
+# EXPLAIN (VERBOSE)'s query IDs hash the OIDs of objects each run makes anew
+QUERY_ID = re.compile(r'("?Query Identifier"?:\s*)-?\d+')
 
 
 def tidy(line):
-    """psql pads cells to the widest one, which a renamed node changes."""
-    line = CONT.sub(" +", line.rstrip())
+    """psql pads cells to the widest one, which a renamed node changes; query
+    IDs differ from run to run."""
+    line = QUERY_ID.sub(r"\1N", CONT.sub(" +", line.rstrip()))
     if SEPARATOR.match(line):
         return "---\n"
     if "|" in line:
