@@ -68,7 +68,7 @@ $$;
 
 -- EXPLAIN ANALYZE (JSON): ProbePrefetch's figures and its outer's rows.
 CREATE FUNCTION pp_counts(q text, OUT probes bigint, OUT advised bigint,
-                          OUT cached bigint, OUT outer_rows numeric)
+                          OUT cached bigint, OUT outer_rows numeric, OUT outer_loops numeric)
 LANGUAGE plpgsql AS $$
 DECLARE
     j jsonb;
@@ -76,8 +76,9 @@ BEGIN
     EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
     SELECT (n ->> 'Probes')::bigint, (n ->> 'Heap Blocks Advised')::bigint,
            (n ->> 'Heap Blocks In Shared Buffers')::bigint,
-           (n -> 'Plans' -> 0 ->> 'Actual Rows')::numeric
-      INTO probes, advised, cached, outer_rows
+           (n -> 'Plans' -> 0 ->> 'Actual Rows')::numeric,
+           (n -> 'Plans' -> 0 ->> 'Actual Loops')::numeric
+      INTO probes, advised, cached, outer_rows, outer_loops
       FROM jsonb_path_query(j, 'strict $.**') n
      WHERE n ->> 'Custom Plan Provider' = 'ProbePrefetch'
      LIMIT 1;
@@ -142,7 +143,9 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SELECT dio_plan('SELECT sum(t.g) FROM pp_o o JOIN pp_t t ON t.id = o.x');
 SELECT pp_compare('SELECT sum(t.g), count(*) FROM pp_o o JOIN pp_t t ON t.id = o.x');
-SELECT probes > 0 AS probed_in_workers
+-- (its own figures are each process's, EXPLAIN shows the leader's; the
+-- outer's rows are counted over all the processes)
+SELECT round(outer_rows * outer_loops) = (SELECT count(*) FROM pp_o) AS every_outer_row
   FROM pp_counts('SELECT sum(t.g) FROM pp_o o JOIN pp_t t ON t.id = o.x');
 RESET max_parallel_workers_per_gather;
 RESET parallel_setup_cost;
