@@ -107,6 +107,12 @@ SELECT pp_compare('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
 SELECT pp_compare('SELECT o.x, t.id, t.k FROM pp_o o LEFT JOIN pp_t t ON t.id = o.x');
 SELECT pp_compare('SELECT o.x FROM pp_o o WHERE EXISTS (SELECT FROM pp_t t WHERE t.id = o.x)');
 SELECT pp_compare('SELECT o.x FROM pp_o o WHERE NOT EXISTS (SELECT FROM pp_t t WHERE t.id = o.x)');
+-- the outer a join (over it, and over the outer join's own outer)
+SELECT pp_compare('SELECT ab.x, t.pad FROM (SELECT a.x FROM pp_o a JOIN pp_t b ON b.id = a.x + 1 OFFSET 0) ab
+                   JOIN pp_t t ON t.id = ab.x');
+-- the outer sorted and grouped
+SELECT pp_compare('SELECT a.y, a.n, t.pad FROM (SELECT y, count(*) AS n FROM pp_o GROUP BY y) a
+                   JOIN pp_t t ON t.id = a.n ORDER BY a.y');
 -- more rows a probe: PrefetchIndexScan inner
 SELECT pp_compare('SELECT o.x, t.id, t.pad FROM pp_o o JOIN pp_t t ON t.g = o.x / 4');
 -- index-only inner
@@ -162,9 +168,33 @@ SELECT dio_plan('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x WHERE o
 SELECT dio_plan('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x WHERE random() >= 0');
 -- not a plain SELECT
 SELECT dio_plan('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x FOR UPDATE OF o');
--- the outer is not a scan
-SELECT dio_plan('SELECT ab.x, t.pad FROM (SELECT a.x FROM pp_o a JOIN pp_o b ON b.x = a.x OFFSET 0) ab
-                   JOIN pp_t t ON t.id = ab.x');
+-- a volatile expression anywhere in the outer plan
+SELECT dio_plan('SELECT ab.x, t.pad FROM (SELECT a.x FROM pp_o a JOIN pp_o b ON b.x = a.x
+                   WHERE b.y + random() * 0 >= 0 OFFSET 0) ab JOIN pp_t t ON t.id = ab.x');
+-- where the join may stop early, an outer expression that could raise an
+-- error for a row core never reaches (100 / 0 in the 4th row of pp_o, or in
+-- the 8th, the second with y = 1): below a LIMIT, in an EXISTS subquery, in
+-- a declared cursor
+SELECT x, y FROM pp_o LIMIT 8;
+SELECT pp_compare('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x
+                   WHERE 100 / (o.x - 11665) <> 7 LIMIT 3');
+SELECT pp_compare('SELECT a.y FROM (SELECT DISTINCT y FROM pp_o) a
+                   WHERE a.y < 0 OR EXISTS (SELECT FROM pp_o o JOIN pp_t t ON t.id = o.x
+                                            WHERE 100 / (o.x - 3319) <> 7 AND o.y = a.y)
+                   ORDER BY a.y');
+BEGIN;
+DECLARE c NO SCROLL CURSOR FOR SELECT o.x, t.id FROM pp_o o JOIN pp_t t ON t.id = o.x
+  WHERE 100 / (o.x - 11665) <> 7;
+FETCH 3 FROM c;
+CLOSE c;
+COMMIT;
+-- (where nothing stops it early, the same expression: ProbePrefetch, and
+-- core's error)
+SELECT dio_plan('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x
+                 WHERE 100 / (o.x - 11665) <> 7');
+SELECT count(*) FROM pp_o o JOIN pp_t t ON t.id = o.x WHERE 100 / (o.x - 11665) <> 7;
+-- (nor a key computed from the outer row below a LIMIT)
+SELECT pp_compare('SELECT o.x, t.g FROM pp_o o JOIN pp_t t ON t.id = (o.x * 3) % 20000 + 1 LIMIT 3');
 -- the inner is not a parameterized index scan
 SELECT dio_plan('SELECT o.x, t.id FROM pp_o o JOIN pp_t t ON t.k = o.s || ''x'' AND t.pad = ''-''');
 -- disabled

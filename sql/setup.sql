@@ -144,27 +144,29 @@ DECLARE
     r text[] := '{}';
     l text;
     ind int;
-    cut int;            -- indent of the ProbePrefetch being dropped
-    in_child boolean;
+    cuts int[] := '{}';         -- indents of the ProbePrefetch nodes dropped ...
+    kids boolean[] := '{}';     -- ... and whether their child has begun
+    n int;
 BEGIN
     FOREACH l IN ARRAY p LOOP
         ind := length(l) - length(ltrim(l));
-        IF cut IS NOT NULL AND ind <= cut THEN
-            cut := NULL;
-        END IF;
-        IF cut IS NULL AND l ~ '^\s*->  Custom Scan \(ProbePrefetch\)' THEN
-            cut := ind;
-            in_child := false;
-            CONTINUE;
-        END IF;
-        IF cut IS NOT NULL THEN
-            IF NOT in_child AND ltrim(l) !~ '^->' THEN
+        WHILE cardinality(cuts) > 0 AND ind <= cuts[cardinality(cuts)] LOOP
+            cuts := cuts[1:cardinality(cuts) - 1];
+            kids := kids[1:cardinality(kids) - 1];
+        END LOOP;
+        n := cardinality(cuts);
+        IF n > 0 AND NOT kids[n] THEN
+            IF ltrim(l) !~ '^->' THEN
                 CONTINUE;
             END IF;
-            in_child := true;
-            l := substr(l, 7);
+            kids[n] := true;
         END IF;
-        r := r || replace(replace(replace(l,
+        IF l ~ '^\s*->  Custom Scan \(ProbePrefetch\)' THEN
+            cuts := cuts || ind;
+            kids := kids || false;
+            CONTINUE;
+        END IF;
+        r := r || replace(replace(replace(substr(l, 6 * n + 1),
                  'Custom Scan (PrefetchIndexScan)', 'Index Scan'),
                  'Custom Scan (PrefetchIndexOnlyScan)', 'Index Only Scan'),
                  'Custom Scan (DirectSeqScan)', 'Seq Scan');

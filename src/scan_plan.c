@@ -70,6 +70,8 @@ static const char *const dio_generic_custom_nodes[] = {
 /* What a plan position asks of the node there (dio_subst_walk's 'pos'). */
 #define DIO_POS_MARK		0x01	/* must support mark/restore */
 #define DIO_POS_BOUNDED		0x02	/* a Limit above stops reading it early */
+#define DIO_POS_PARTIAL		0x04	/* something above may stop reading it early */
+#define DIO_POS_STREAM		(DIO_POS_BOUNDED | DIO_POS_PARTIAL)
 
 static Plan *dio_subst_walk(DioSubst *cx, Plan *plan, int pos);
 
@@ -96,13 +98,17 @@ dio_subst_list(DioSubst *cx, List *plans, int pos)
  * 'plan' with pg_dio's scans in place of core's where they apply; 'pos':
  * DIO_POS_* of its position.  A bound passes down only through nodes that
  * return their input's rows as they read them (a Sort or an Agg reads all
- * of it first).
+ * of it first).  Read partially: a Limit's input, a subquery (EXISTS stops
+ * at its first row), a declared cursor, the inner side of a nested loop
+ * that stops at an inner row's first match, both sides of a merge join.
  */
 static Plan *
 dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 {
 	Plan	   *sub = NULL;
 	int			bounded = pos & DIO_POS_BOUNDED;
+	int			stream = pos & DIO_POS_STREAM;
+	int			inner;
 
 	if (plan == NULL)
 		return NULL;
@@ -120,13 +126,13 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 				sub = pf_substitute(cx->stmt, plan, cx->plain, bounded != 0);
 			break;
 		case T_MergeJoin:
-			plan->lefttree = dio_subst_walk(cx, plan->lefttree, 0);
-			plan->righttree = dio_subst_walk(cx, plan->righttree,
-											 ((MergeJoin *) plan)->skip_mark_restore ? 0 : DIO_POS_MARK);
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, DIO_POS_PARTIAL);
+			plan->righttree = dio_subst_walk(cx, plan->righttree, DIO_POS_PARTIAL |
+											 (((MergeJoin *) plan)->skip_mark_restore ? 0 : DIO_POS_MARK));
 			break;
 		case T_Limit:
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree,
-											((Limit *) plan)->limitCount ? DIO_POS_BOUNDED : 0);
+											((Limit *) plan)->limitCount ? DIO_POS_STREAM : 0);
 			break;
 		case T_Result:
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, pos);
@@ -135,13 +141,13 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 		case T_Unique:
 		case T_Gather:
 		case T_GatherMerge:
-			plan->lefttree = dio_subst_walk(cx, plan->lefttree, bounded);
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, stream);
 			break;
 		case T_Append:
-			dio_subst_list(cx, ((Append *) plan)->appendplans, bounded);
+			dio_subst_list(cx, ((Append *) plan)->appendplans, stream);
 			break;
 		case T_MergeAppend:
-			dio_subst_list(cx, ((MergeAppend *) plan)->mergeplans, bounded);
+			dio_subst_list(cx, ((MergeAppend *) plan)->mergeplans, stream);
 			break;
 		case T_BitmapAnd:
 			dio_subst_list(cx, ((BitmapAnd *) plan)->bitmapplans, 0);
@@ -151,16 +157,20 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 			break;
 		case T_SubqueryScan:
 			((SubqueryScan *) plan)->subplan =
-				dio_subst_walk(cx, ((SubqueryScan *) plan)->subplan, bounded);
+				dio_subst_walk(cx, ((SubqueryScan *) plan)->subplan, stream);
 			break;
 		case T_CustomScan:
 			if (dio_generic_custom_node((CustomScan *) plan))
-				dio_subst_list(cx, ((CustomScan *) plan)->custom_plans, bounded);
+				dio_subst_list(cx, ((CustomScan *) plan)->custom_plans, stream);
 			break;
 		case T_NestLoop:
-			plan->lefttree = dio_subst_walk(cx, plan->lefttree, bounded);
-			plan->righttree = dio_subst_walk(cx, plan->righttree, 0);
-			sub = dio_probe_substitute(cx->stmt, (NestLoop *) plan, cx->plain, &cx->next_id);
+			inner = (((Join *) plan)->jointype == JOIN_SEMI ||
+					 ((Join *) plan)->jointype == JOIN_ANTI ||
+					 ((Join *) plan)->inner_unique) ? DIO_POS_PARTIAL : 0;
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, stream);
+			plan->righttree = dio_subst_walk(cx, plan->righttree, inner);
+			sub = dio_probe_substitute(cx->stmt, (NestLoop *) plan, cx->plain,
+									   stream != 0, &cx->next_id);
 			if (sub != NULL)
 			{
 				plan->lefttree = sub;
@@ -254,8 +264,9 @@ dio_planner(DIO_PLANNER_PARAMS)
 			cx.next_id = Max(cx.next_id, sub);
 		}
 	}
-	stmt->planTree = dio_subst_walk(&cx, stmt->planTree, 0);
-	dio_subst_list(&cx, stmt->subplans, 0);
+	stmt->planTree = dio_subst_walk(&cx, stmt->planTree,
+									(cursorOptions & CURSOR_OPT_NO_SCROLL) ? DIO_POS_PARTIAL : 0);
+	dio_subst_list(&cx, stmt->subplans, DIO_POS_PARTIAL);
 	return stmt;
 }
 

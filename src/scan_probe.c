@@ -55,6 +55,7 @@
 #include "nodes/extensible.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "storage/bufmgr.h"
@@ -172,26 +173,166 @@ probe_params_walker(Node *node, ProbeParamCheck *cx)
 	return expression_tree_walker(node, probe_params_walker, cx);
 }
 
-/* A scan of a base relation, with nothing volatile and no initplan. */
+/* a target list (contain_leaked_vars takes no TargetEntry) */
+#define IsA_List_of_TargetEntry(n) \
+	((n) != NULL && IsA((n), List) && IsA(linitial((List *) (n)), TargetEntry))
+
 static bool
-probe_outer_ok(Plan *outer)
+probe_has_subplan(Node *node, void *context)
 {
-	switch (nodeTag(outer))
+	if (node == NULL)
+		return false;
+	if (IsA(node, SubPlan) || IsA(node, AlternativeSubPlan))
+		return true;
+	return expression_tree_walker(node, probe_has_subplan, context);
+}
+
+/*
+ * May the outer plan evaluate 'exprs' for rows core would not reach?  Not
+ * if they are volatile or run a subquery; and where the join may be stopped
+ * early ('partial'), not if they could raise an error for some row: every
+ * function over a column must be leakproof.
+ */
+static bool
+probe_exprs_ok(Node *exprs, bool partial)
+{
+	if (IsA_List_of_TargetEntry(exprs))
+	{
+		ListCell   *lc;
+
+		foreach(lc, (List *) exprs)
+			if (!probe_exprs_ok((Node *) ((TargetEntry *) lfirst(lc))->expr, partial))
+				return false;
+		return true;
+	}
+	return !contain_volatile_functions(exprs) &&
+		!probe_has_subplan(exprs, NULL) &&
+		!(partial && contain_leaked_vars(exprs));
+}
+
+/*
+ * An outer plan that ProbePrefetch may read ahead of the join: built of
+ * scans of tables, joins and nodes that only pass rows on, sort or group
+ * them, without an initplan, and whose expressions probe_exprs_ok allows.
+ * Custom nodes: leaf scans, and pg_dio's own.
+ */
+static bool
+probe_outer_ok(Plan *plan, bool partial)
+{
+	ListCell   *lc;
+	List	   *kids = NIL;
+	Node	   *exprs = NULL;
+
+	if (plan == NULL)
+		return true;
+	check_stack_depth();
+	if (plan->initPlan != NIL ||
+		!probe_exprs_ok((Node *) plan->targetlist, partial) ||
+		!probe_exprs_ok((Node *) plan->qual, partial))
+		return false;
+	switch (nodeTag(plan))
 	{
 		case T_SeqScan:
 		case T_IndexScan:
 		case T_IndexOnlyScan:
 		case T_BitmapHeapScan:
+		case T_BitmapIndexScan:
+		case T_Sort:
+		case T_IncrementalSort:
+		case T_Material:
+		case T_Gather:
+		case T_GatherMerge:
+		case T_Agg:
+		case T_Group:
+		case T_Unique:
+			/* index and bitmap quals are never volatile, nor do they raise errors per row */
+			break;
+		case T_BitmapAnd:
+			kids = ((BitmapAnd *) plan)->bitmapplans;
+			break;
+		case T_BitmapOr:
+			kids = ((BitmapOr *) plan)->bitmapplans;
+			break;
+		case T_Append:
+			kids = ((Append *) plan)->appendplans;
+			break;
+		case T_NestLoop:
+			exprs = (Node *) ((Join *) plan)->joinqual;
+			break;
+		case T_HashJoin:
+			exprs = (Node *) list_concat_copy(((Join *) plan)->joinqual,
+											  ((HashJoin *) plan)->hashclauses);
+			break;
+		case T_MergeJoin:
+			exprs = (Node *) list_concat_copy(((Join *) plan)->joinqual,
+											  ((MergeJoin *) plan)->mergeclauses);
+			break;
+		case T_Hash:
+			exprs = (Node *) ((Hash *) plan)->hashkeys;
+			break;
+		case T_Memoize:
+			exprs = (Node *) ((Memoize *) plan)->param_exprs;
+			break;
+		case T_Result:
+			exprs = ((Result *) plan)->resconstantqual;
+			break;
+		case T_SubqueryScan:
+			kids = list_make1(((SubqueryScan *) plan)->subplan);
+			break;
 		case T_CustomScan:
+			if (((CustomScan *) plan)->custom_plans != NIL &&
+				strcmp(((CustomScan *) plan)->methods->CustomName, PROBE_NAME) != 0)
+				return false;
+			kids = ((CustomScan *) plan)->custom_plans;
 			break;
 		default:
 			return false;
 	}
-	if (IsA(outer, CustomScan) && ((CustomScan *) outer)->custom_plans != NIL)
+	if (exprs != NULL && !probe_exprs_ok(exprs, partial))
 		return false;
-	return outer->initPlan == NIL &&
-		!contain_volatile_functions((Node *) outer->targetlist) &&
-		!contain_volatile_functions((Node *) outer->qual);
+	foreach(lc, kids)
+		if (!probe_outer_ok((Plan *) lfirst(lc), partial))
+			return false;
+	return probe_outer_ok(plan->lefttree, partial) &&
+		probe_outer_ok(plan->righttree, partial);
+}
+
+/*
+ * Where the join may be stopped early, the values the probes compute from
+ * outer rows core may not reach must be the outer's columns themselves:
+ * each index condition compares the index column with a parameter or a
+ * constant.
+ */
+static bool
+probe_keys_plain(List *indexqual)
+{
+	ListCell   *lc;
+
+	foreach(lc, indexqual)
+	{
+		Node	   *clause = lfirst(lc);
+		List	   *args;
+		ListCell   *la;
+
+		if (IsA(clause, OpExpr) && list_length(((OpExpr *) clause)->args) == 2)
+			args = list_make1(lsecond(((OpExpr *) clause)->args));
+		else if (IsA(clause, RowCompareExpr))
+			args = ((RowCompareExpr *) clause)->rargs;
+		else if (IsA(clause, NullTest))
+			continue;
+		else
+			return false;
+		foreach(la, args)
+		{
+			Node	   *arg = lfirst(la);
+
+			while (IsA(arg, RelabelType))
+				arg = (Node *) ((RelabelType *) arg)->arg;
+			if (!IsA(arg, Param) && !IsA(arg, Const))
+				return false;
+		}
+	}
+	return true;
 }
 
 /*
@@ -256,7 +397,8 @@ probe_inner(PlannedStmt *stmt, Plan *inner, Index *rti, Oid *indexoid,
  * 'next_id' gives it a plan node ID of its own.
  */
 Plan *
-dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, int *next_id)
+dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
+					 int *next_id)
 {
 	Plan	   *outer = nl->join.plan.lefttree;
 	CustomScan *cscan;
@@ -270,7 +412,7 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, int *next_id)
 	AttrNumber	resno = 0;
 
 	if (!pg_dio_enable_probe_prefetch || !plain || nl->nestParams == NIL ||
-		outer == NULL || !probe_outer_ok(outer))
+		outer == NULL || !probe_outer_ok(outer, partial))
 		return NULL;
 	if (!probe_inner(stmt, nl->join.plan.righttree, &rti, &indexoid, &index_only,
 					 &indexqual))
@@ -285,7 +427,8 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, int *next_id)
 		attnos = lappend_int(attnos, nlp->paramval->varattno);
 	}
 	(void) probe_params_walker((Node *) indexqual, &cx);
-	if (!cx.ok || contain_volatile_functions((Node *) indexqual))
+	if (!cx.ok || contain_volatile_functions((Node *) indexqual) ||
+		(partial && !probe_keys_plain(indexqual)))
 		return NULL;
 
 	cscan = makeNode(CustomScan);
@@ -552,8 +695,7 @@ probe_rescan(CustomScanState *node)
 	ps->qhead = ps->qcount = 0;
 	ps->outer_done = false;
 	ps->distance = 1;
-	ps->idle = 0;
-	ps->skipped = 0;
+	/* 'idle' stays: a rescan does not bring the inner's blocks in or out of cache */
 	if (node->ss.ps.chgParam != NULL)
 		UpdateChangedParamSet(ps->outer, node->ss.ps.chgParam);
 	if (ps->outer->chgParam == NULL)

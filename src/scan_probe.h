@@ -20,6 +20,7 @@ extern PGDLLIMPORT bool pg_dio_enable_probe_prefetch;
 extern PGDLLIMPORT int pg_dio_probe_prefetch_distance;
 
 extern void dio_probe_init(void);
-extern Plan *dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, int *next_id);
+extern Plan *dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain,
+								  bool partial, int *next_id);
 
 #endif							/* PG_DIO_SCAN_PROBE_H */

@@ -64,27 +64,28 @@ def normalize(lines):
     rows they were counted as in psql's "(N rows)" footers)."""
     out = []
     dropped = 0
-    cut = None          # indent of the ProbePrefetch title being dropped
-    in_child = False
+    cuts = []           # [indent, child begun] of each ProbePrefetch being dropped
     for i, line in enumerate(lines):
         body = CONT.sub("", line).rstrip("\n")
         indent = len(body) - len(body.lstrip(" "))
-        if cut is not None and body.strip() and indent <= cut:
-            cut = None
-        probe = PROBE.match(body)
-        if cut is None and probe:
-            cut, in_child = len(probe.group(1)), False
-            if i == 0 or not CONT.search(lines[i - 1]):
-                dropped += 1
-            continue
-        if cut is not None:
-            if not in_child and not body.lstrip().startswith("->"):
+        while cuts and body.strip() and indent <= cuts[-1][0]:
+            cuts.pop()
+        if cuts and not cuts[-1][1]:
+            if not body.lstrip().startswith("->"):
                 # the node's title and its own lines
                 if i == 0 or not CONT.search(lines[i - 1]):
                     dropped += 1
                 continue
-            in_child = True
-            line = line[6:] if line.startswith(" " * (cut + 6)) else line
+            cuts[-1][1] = True
+        probe = PROBE.match(body)
+        if probe:
+            cuts.append([len(probe.group(1)), False])
+            if i == 0 or not CONT.search(lines[i - 1]):
+                dropped += 1
+            continue
+        # its child and what is below it: a level up for each node dropped
+        for _ in cuts:
+            line = line[6:] if line.startswith(" " * 6) else line
         if pg_dio_only(line):
             # a line of its own is a row of its own: not a cell's continuation
             if i == 0 or not CONT.search(lines[i - 1]):
