@@ -115,6 +115,9 @@ SELECT pp_compare('SELECT a.y, a.n, t.pad FROM (SELECT y, count(*) AS n FROM pp_
                    JOIN pp_t t ON t.id = a.n ORDER BY a.y');
 -- more rows a probe: PrefetchIndexScan inner
 SELECT pp_compare('SELECT o.x, t.id, t.pad FROM pp_o o JOIN pp_t t ON t.g = o.x / 4');
+-- but a semi or anti join reads one row of each probe: core's Index Scan
+SELECT pp_compare('SELECT o.x FROM pp_o o WHERE EXISTS (SELECT FROM pp_t t WHERE t.g = o.x / 4)');
+SELECT pp_compare('SELECT o.x FROM pp_o o WHERE NOT EXISTS (SELECT FROM pp_t t WHERE t.g = o.x / 4)');
 -- index-only inner
 SELECT pp_compare('SELECT o.x, t.id FROM pp_o o JOIN pp_t t ON t.id BETWEEN o.x AND o.x + 3');
 -- two parameters, text keys (by reference), NULL keys

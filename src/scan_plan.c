@@ -72,6 +72,7 @@ static const char *const dio_generic_custom_nodes[] = {
 #define DIO_POS_BOUNDED		0x02	/* a Limit above stops reading it early */
 #define DIO_POS_PARTIAL		0x04	/* something above may stop reading it early */
 #define DIO_POS_STREAM		(DIO_POS_BOUNDED | DIO_POS_PARTIAL)
+#define DIO_POS_FIRST		0x08	/* read for its first row only, each run */
 
 static Plan *dio_subst_walk(DioSubst *cx, Plan *plan, int pos);
 
@@ -123,7 +124,8 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 		case T_IndexScan:
 		case T_IndexOnlyScan:
 			if (!(pos & DIO_POS_MARK))
-				sub = pf_substitute(cx->stmt, plan, cx->plain, bounded != 0);
+				sub = pf_substitute(cx->stmt, plan, cx->plain, bounded != 0,
+									(pos & DIO_POS_FIRST) != 0);
 			break;
 		case T_MergeJoin:
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, DIO_POS_PARTIAL);
@@ -136,6 +138,9 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 			break;
 		case T_Result:
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, pos);
+			break;
+		case T_Memoize:
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, pos & DIO_POS_FIRST);
 			break;
 		case T_IncrementalSort:
 		case T_Unique:
@@ -167,6 +172,11 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 			inner = (((Join *) plan)->jointype == JOIN_SEMI ||
 					 ((Join *) plan)->jointype == JOIN_ANTI ||
 					 ((Join *) plan)->inner_unique) ? DIO_POS_PARTIAL : 0;
+			/* a semi or anti join without a join filter stops at the first inner row */
+			if ((((Join *) plan)->jointype == JOIN_SEMI ||
+				 ((Join *) plan)->jointype == JOIN_ANTI) &&
+				((Join *) plan)->joinqual == NIL)
+				inner |= DIO_POS_FIRST;
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, stream);
 			plan->righttree = dio_subst_walk(cx, plan->righttree, inner);
 			sub = dio_probe_substitute(cx->stmt, (NestLoop *) plan, cx->plain,

@@ -165,13 +165,14 @@ pf_index_plain_columns(Oid indexoid)
 
 /*
  * Core's estimate of the heap tuples the scan fetches each time it runs: its
- * rows, and of an index-only scan the share on pages not all-visible (as
- * core's cost model takes it from pg_class).
+ * rows (at most one where the parent reads only the first, 'first'), and of
+ * an index-only scan the share on pages not all-visible (as core's cost model
+ * takes it from pg_class).
  */
 static double
-pf_heap_rows_estimate(const Plan *plan, Oid relid, bool index_only)
+pf_heap_rows_estimate(const Plan *plan, Oid relid, bool index_only, bool first)
 {
-	double		rows = plan->plan_rows;
+	double		rows = first ? Min(plan->plan_rows, 1.0) : plan->plan_rows;
 	HeapTuple	tup;
 
 	if (!index_only)
@@ -200,7 +201,9 @@ pf_heap_rows_estimate(const Plan *plan, Oid relid, bool index_only)
  * pay the node's start for every outer row).  The caller has ruled out
  * positions where the scan must support mark/restore or backward fetches,
  * and says whether a Limit above may stop it early ('bounded': then it does
- * not advise neighbouring blocks for TIDs further on, which may never come).
+ * not advise neighbouring blocks for TIDs further on, which may never come)
+ * and whether each run is read for its first row only (the inner side of a
+ * semi or anti join without a join filter: 'first').
  *
  * The node keeps the plan's fields (costs, target list, plan_node_id); its
  * filter moves into custom_exprs, to be evaluated and shown after the index
@@ -211,7 +214,7 @@ pf_heap_rows_estimate(const Plan *plan, Oid relid, bool index_only)
  * is the index's columns (indextlist), as in core.
  */
 Plan *
-pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded)
+pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool first)
 {
 	Scan	   *scan = (Scan *) plan;
 	RangeTblEntry *rte = rt_fetch(scan->scanrelid, stmt->rtable);
@@ -246,7 +249,7 @@ pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded)
 			return NULL;
 		indexoid = is->indexid;
 	}
-	if (pf_heap_rows_estimate(plan, rte->relid, index_only) <
+	if (pf_heap_rows_estimate(plan, rte->relid, index_only, first) <
 		(double) pg_dio_index_prefetch_min_rows)
 		return NULL;
 	am = GetIndexAmRoutineByAmId(get_rel_relam(indexoid), false);

@@ -19,7 +19,8 @@
 extern PGDLLIMPORT bool pg_dio_enable_index_prefetch;
 
 extern void dio_prefetch_init(void);
-extern Plan *pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded);
+extern Plan *pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded,
+						   bool first);
 extern bool pf_plan_index(const CustomScan *cscan, Oid *indexoid, bool *index_only,
 						  List **indexqual);
 extern Size dio_prefetch_shmem_size(void);
