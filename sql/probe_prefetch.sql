@@ -68,7 +68,8 @@ $$;
 
 -- EXPLAIN ANALYZE (JSON): ProbePrefetch's figures and its outer's rows.
 CREATE FUNCTION pp_counts(q text, OUT probes bigint, OUT advised bigint,
-                          OUT cached bigint, OUT outer_rows numeric, OUT outer_loops numeric)
+                          OUT cached bigint, OUT outer_rows numeric, OUT outer_loops numeric,
+                          OUT oscached bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
     j jsonb;
@@ -77,8 +78,9 @@ BEGIN
     SELECT (n ->> 'Probes')::bigint, (n ->> 'Heap Blocks Advised')::bigint,
            (n ->> 'Heap Blocks In Shared Buffers')::bigint,
            (n -> 'Plans' -> 0 ->> 'Actual Rows')::numeric,
-           (n -> 'Plans' -> 0 ->> 'Actual Loops')::numeric
-      INTO probes, advised, cached, outer_rows, outer_loops
+           (n -> 'Plans' -> 0 ->> 'Actual Loops')::numeric,
+           (n ->> 'Heap Blocks OS-Cached')::bigint
+      INTO probes, advised, cached, outer_rows, outer_loops, oscached
       FROM jsonb_path_query(j, 'strict $.**') n
      WHERE n ->> 'Custom Plan Provider' = 'ProbePrefetch'
      LIMIT 1;
@@ -207,7 +209,8 @@ RESET pg_dio.enable_probe_prefetch;
 
 --
 -- What it did: every outer row probed when the heap is cold; once the
--- blocks are in shared buffers it probes only one row in 32
+-- blocks are in shared buffers, or in the OS page cache, it probes only one
+-- row in 32
 --
 SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
 SELECT probes > outer_rows * 3 / 4 AS probed, advised > 0 AS advised_reads,
@@ -215,6 +218,14 @@ SELECT probes > outer_rows * 3 / 4 AS probed, advised > 0 AS advised_reads,
   FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
 SELECT probes < outer_rows / 4 AS sampling_when_cached, cached > 0 AS saw_cached
   FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
+-- (out of shared buffers, in the OS page cache: Linux 6.5 and later tell
+-- through cachestat(2), which CI's kernels have; pg_dio.os_cache_check off: no check)
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t', os_cache => false);
+SELECT CASE WHEN setting = 'off' THEN 'no check'
+            ELSE (probes < outer_rows / 4 AND oscached > 0 AND advised = 0)::text END
+         AS sampling_when_os_cached
+  FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x'),
+       pg_settings WHERE name = 'pg_dio.os_cache_check';
 
 -- a deep plan is walked in time linear in its nodes (a join of 24 tables)
 SET statement_timeout = '30s';

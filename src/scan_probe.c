@@ -24,7 +24,8 @@
  *
  * How far ahead adapts: the look-ahead doubles after a probe that started a
  * read, up to pg_dio.probe_prefetch_distance outer rows, and shrinks by one
- * after a probe whose blocks were all in shared buffers; after 32 such probes
+ * after a probe whose blocks were all in shared buffers or the OS page cache
+ * (cachestat, pg_dio.os_cache_check); after 32 such probes
  * in a row only every 32nd row is probed, until one starts a read again.
  *
  * Lifetime: the queued rows live in the node's own memory context, reset at
@@ -66,6 +67,9 @@
 #include "utils/ruleutils.h"
 
 #include "compat.h"
+#include "diag.h"
+#include "engine.h"
+#include "safety.h"
 #include "scan_prefetch.h"
 #include "scan_probe.h"
 
@@ -99,6 +103,7 @@ typedef struct ProbeState
 	AttrNumber *attnos;			/* ... and the outer columns that set them */
 	Buffer		vmbuf;
 	TupleTableSlot *probe_slot;
+	DioStream  *oscheck;		/* asks the OS page cache (cachestat), or NULL */
 
 	/* the outer rows read ahead */
 	MemoryContext qcxt;
@@ -117,6 +122,7 @@ typedef struct ProbeState
 	uint64		probes;
 	uint64		blocks_advised;	/* PrefetchBuffer started a read */
 	uint64		blocks_cached;	/* in shared buffers already */
+	uint64		blocks_oscached;	/* in the OS page cache */
 	int			max_distance;
 } ProbeState;
 
@@ -532,6 +538,10 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 		ps->scan = dio_index_beginscan(ps->heap, ps->index, estate->es_snapshot, NULL,
 									   ps->nkeys, true);
 	ps->vmbuf = InvalidBuffer;
+	if (ps->scan != NULL && pg_dio_os_cache_check && dio_cachestat_available() &&
+		dio_stats_available() && !RelationUsesLocalBuffers(ps->heap) &&
+		dio_stream_slot_free())
+		ps->oscheck = dio_stream_begin_oscheck(ps->heap);
 
 	ps->qcxt = AllocSetContextCreate(estate->es_query_cxt, "ProbePrefetch queue",
 									 ALLOCSET_DEFAULT_SIZES);
@@ -540,6 +550,27 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 	ps->qsize = ps->max_allowed + 1;
 	ps->queue = palloc(sizeof(MinimalTuple) * ps->qsize);
 	ps->distance = 1;
+}
+
+/*
+ * Will the inner read the block without waiting for storage: in shared
+ * buffers, or in the OS page cache?  Then nothing is advised, and a probe
+ * whose blocks are all cached counts toward sampling.
+ */
+static bool
+probe_block_cached(ProbeState *ps, BlockNumber blk)
+{
+	if (dio_block_resident(ps->heap, blk))
+	{
+		ps->blocks_cached++;
+		return true;
+	}
+	if (ps->oscheck != NULL && dio_stream_os_cached(ps->oscheck, blk, 1) > 0)
+	{
+		ps->blocks_oscached++;
+		return true;
+	}
+	return false;
 }
 
 /* Advise the heap blocks of the probe's TIDs; whether any started a read. */
@@ -563,6 +594,8 @@ probe_scan_blocks(ProbeState *ps)
 		last = blk;
 		nblocks++;
 		if (ps->index_only && VM_ALL_VISIBLE(ps->heap, blk, &ps->vmbuf))
+			continue;
+		if (probe_block_cached(ps, blk))
 			continue;
 		r = PrefetchBuffer(ps->heap, MAIN_FORKNUM, blk);
 		if (r.initiated_io)
@@ -709,6 +742,8 @@ probe_end(CustomScanState *node)
 
 	if (ps->scan != NULL)
 		index_endscan(ps->scan);
+	if (ps->oscheck != NULL)
+		dio_stream_end(ps->oscheck);
 	if (ps->index != NULL)
 		index_close(ps->index, NoLock);
 	if (BufferIsValid(ps->vmbuf))
@@ -735,8 +770,9 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		appendStringInfo(es->str, "Probes: %" PRIu64 " look-ahead max=%d\n",
 						 ps->probes, ps->max_distance);
 		ExplainIndentText(es);
-		appendStringInfo(es->str, "Heap Blocks: advised=%" PRIu64 " in shared buffers=%" PRIu64 "\n",
-						 ps->blocks_advised, ps->blocks_cached);
+		appendStringInfo(es->str, "Heap Blocks: advised=%" PRIu64 " in shared buffers=%" PRIu64
+						 " os-cached=%" PRIu64 "\n",
+						 ps->blocks_advised, ps->blocks_cached, ps->blocks_oscached);
 	}
 	else
 	{
@@ -744,6 +780,7 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyInteger("Look-ahead Max", NULL, ps->max_distance, es);
 		ExplainPropertyUInteger("Heap Blocks Advised", NULL, ps->blocks_advised, es);
 		ExplainPropertyUInteger("Heap Blocks In Shared Buffers", NULL, ps->blocks_cached, es);
+		ExplainPropertyUInteger("Heap Blocks OS-Cached", NULL, ps->blocks_oscached, es);
 	}
 }
 
