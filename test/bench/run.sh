@@ -5,7 +5,7 @@
 #   PG_DIO_BENCH_STANDBY=1: the seqscan and indexscan experiments (cold) run
 #     on a hot standby of the bench cluster, made for the run and destroyed
 #   PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,
-#     indexscan, probe (the default: all five) and, only when named, tpch
+#     indexscan, probe, trailing (the default: all six) and, only when named, tpch
 #     (TPC-H, test/bench/tpch.py, PG_DIO_BENCH_TPCH_* settings), timescaledb
 #     and citus (test/bench/extensions.sh: PostgreSQL 18.6 from source and
 #     clusters of their own, PG_DIO_BENCH_EXT_* settings)
@@ -25,11 +25,11 @@ export PG_DIO_BENCH_CLUSTER=$CLUSTER
 STANDBY=
 [ "${PG_DIO_BENCH_STANDBY:-0}" = 1 ] && STANDBY=$CLUSTER-standby
 WORK=$(pg_dio_workdir)
-# PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,indexscan,probe,tpch,timescaledb,citus
-ONLY=",${PG_DIO_BENCH_ONLY:-engine,seqscan,combine,indexscan,probe},"
+# PG_DIO_BENCH_ONLY: a comma-separated subset of engine,seqscan,combine,indexscan,probe,trailing,tpch,timescaledb,citus
+ONLY=",${PG_DIO_BENCH_ONLY:-engine,seqscan,combine,indexscan,probe,trailing},"
 # the bench cluster serves every experiment but timescaledb and citus
 BENCH_CLUSTER=0
-for e in engine seqscan combine indexscan probe tpch; do
+for e in engine seqscan combine indexscan probe trailing tpch; do
 	[[ $ONLY != *,$e,* ]] || BENCH_CLUSTER=1
 done
 OUT="$PG_DIO_ROOT/bench-results/$(date +%Y%m%d-%H%M%S)"
@@ -98,9 +98,9 @@ if [ -n "$STANDBY" ]; then
 	# on the standby: the seqscan and indexscan experiments (cold; the
 	# engine's and combine's are not made for a standby)
 	[[ $ONLY != *,engine,* && $ONLY != *,combine,* && $ONLY != *,tpch,* &&
-		$ONLY != *,timescaledb,* && $ONLY != *,citus,* ]] ||
-		note "standby mode: the engine, combine, tpch, timescaledb and citus experiments do not run"
-	for e in engine combine tpch timescaledb citus; do ONLY=${ONLY//,$e,/,}; done
+		$ONLY != *,trailing,* && $ONLY != *,timescaledb,* && $ONLY != *,citus,* ]] ||
+		note "standby mode: the engine, combine, trailing, tpch, timescaledb and citus experiments do not run"
+	for e in engine combine trailing tpch timescaledb citus; do ONLY=${ONLY//,$e,/,}; done
 	exps=()
 	[[ $ONLY != *,seqscan,* ]] || exps+=(seqscan)
 	[[ $ONLY != *,indexscan,* ]] || exps+=(indexscan)
@@ -137,6 +137,9 @@ fi
 if [[ $ONLY == *,probe,* ]]; then
 	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/probe.py" "$OUT"
 fi
+if [[ $ONLY == *,trailing,* ]]; then
+	PG_DIO_BENCH_MODE=$MODE python3 "$PG_DIO_ROOT/test/bench/trailing.py" "$OUT"
+fi
 if [[ $ONLY == *,tpch,* ]]; then
 	# TPC-H's data and queries from DuckDB and its tpch extension, both from
 	# PyPI (the extension loaded from the package's files, never downloaded)
@@ -149,7 +152,7 @@ for e in timescaledb citus; do
 		"$PG_DIO_ROOT/test/bench/extensions.sh" "$e" "$OUT"
 	fi
 done
-cat "$OUT"/report.md "$OUT"/seqscan.md "$OUT"/combine.md "$OUT"/indexscan.md "$OUT"/probe.md \
+cat "$OUT"/report.md "$OUT"/seqscan.md "$OUT"/combine.md "$OUT"/indexscan.md "$OUT"/probe.md "$OUT"/trailing.md \
 	"$OUT"/seqscan-standby.md "$OUT"/indexscan-standby.md "$OUT"/tpch-*.md \
 	"$OUT"/timescaledb-*.md "$OUT"/citus-*.md > "$OUT/README.md" 2>/dev/null || true
 
