@@ -86,6 +86,13 @@ def psql(sql, db="postgres"):
     return out.stdout.strip()
 
 
+def table_tagged(table, tag):
+    """Whether the table exists with the comment 'tag': the data set an
+    experiment built on an earlier run, kept."""
+    return psql(f"SELECT obj_description(oid, 'pg_class') FROM pg_class "
+                f"WHERE relname = '{table}'") == tag
+
+
 def psql_script(script, db="postgres"):
     out = subprocess.run(["psql", "-X", "-At", "-q", "-v", "ON_ERROR_STOP=1", "-d", db],
                          input=script, check=True, capture_output=True, text=True)

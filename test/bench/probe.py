@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import indexscan  # noqa: E402
 from engine_vs_fio import (memory_text, pin_server, placement_text, psql,  # noqa: E402
                            psql_script, run_fio_random, settle, settle_text, summary,
-                           write_report)
+                           table_tagged, write_report)
 
 OUTER_ROWS = 20000
 FIO_DEPTHS = (1, 64)
@@ -46,9 +46,7 @@ CONFIGS = {
 
 
 def ensure_outer(nrows):
-    have = psql("SELECT obj_description(oid, 'pg_class') FROM pg_class "
-                "WHERE relname = 'bench_probe_o'")
-    if have == f"rows={OUTER_ROWS} of {nrows}":
+    if table_tagged("bench_probe_o", f"rows={OUTER_ROWS} of {nrows}"):
         return
     psql_script(f"""
 DROP TABLE IF EXISTS bench_probe_o;

@@ -34,7 +34,7 @@ import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(__file__))
-from engine_vs_fio import psql, psql_script, summary, write_report  # noqa: E402
+from engine_vs_fio import psql, psql_script, summary, table_tagged, write_report  # noqa: E402
 
 ROWS = 400000
 RANGE = "k BETWEEN 100001 AND 300000"
@@ -48,9 +48,7 @@ QUERY = f"SELECT count(*), sum(length(pad)) FROM bench_trail WHERE {RANGE}"
 
 
 def ensure_source():
-    have = psql("SELECT obj_description(oid, 'pg_class') FROM pg_class "
-                "WHERE relname = 'bench_trail_src'")
-    if have == f"rows={ROWS}":
+    if table_tagged("bench_trail_src", f"rows={ROWS}"):
         return
     psql_script(f"""
 DROP TABLE IF EXISTS bench_trail_src;
