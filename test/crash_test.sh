@@ -49,14 +49,15 @@ SQL
 # a clean restart (written out at shutdown, read back at start), discarded
 # by crash recovery with core's own (checked after each crash below)
 psql -X -q -c "SELECT blocks FROM pg_dio_read('crash_t')" >/dev/null
-# its backend flushes its statistics as it exits, after psql has returned:
-# once it has left pg_stat_activity it has (at most 10 s)
+# its backend flushes its statistics as it exits, after psql has returned
+# and after it has left pg_stat_activity (the exit callbacks run in that
+# order): wait for the figure itself (at most 10 s), then check it
+stmt_sql="SELECT sum(direct_blocks) = pg_relation_size('crash_t') / 8192 FROM pg_stat_dio_statements WHERE direct_blocks > 0"
 for _ in $(seq 1 100); do
-	[ "$(psql -X -At -c "SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_dio_read(''crash_t'')%' AND pid <> pg_backend_pid()")" = 0 ] && break
+	[ "$(psql -X -At -c "$stmt_sql")" = t ] && break
 	sleep 0.1
 done
-check "per-statement: pg_dio_read's statement counts its direct blocks" \
-	"SELECT sum(direct_blocks) = pg_relation_size('crash_t') / 8192 FROM pg_stat_dio_statements WHERE direct_blocks > 0"
+check "per-statement: pg_dio_read's statement counts its direct blocks" "$stmt_sql"
 "$PG_DIO_ROOT/test/cluster.sh" stop "$CLUSTER" >/dev/null 2>&1
 eval "$("$PG_DIO_ROOT/test/cluster.sh" start "$CLUSTER")" || die "could not restart the crash cluster"
 check "per-statement: kept across a clean restart" \
