@@ -99,9 +99,11 @@ dio_subst_list(DioSubst *cx, List *plans, int pos)
  * 'plan' with pg_dio's scans in place of core's where they apply; 'pos':
  * DIO_POS_* of its position.  A bound passes down only through nodes that
  * return their input's rows as they read them (a Sort or an Agg reads all
- * of it first).  Read partially: a Limit's input, a subquery (EXISTS stops
- * at its first row), a declared cursor, the inner side of a nested loop
- * that stops at an inner row's first match, both sides of a merge join.
+ * of it first).  Read partially (DIO_POS_PARTIAL): a Limit's input, a
+ * subquery (EXISTS stops at its first row), a declared cursor, the inner
+ * side of a nested loop that stops at an inner row's first match, both
+ * sides of a merge join, and the input of any node below those that does
+ * not read all of it first (a Sort or a Hash does).
  */
 static Plan *
 dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
@@ -134,13 +136,19 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 			break;
 		case T_Limit:
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree,
-											((Limit *) plan)->limitCount ? DIO_POS_STREAM : 0);
+											((Limit *) plan)->limitCount ? DIO_POS_STREAM : stream);
 			break;
 		case T_Result:
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, pos);
 			break;
 		case T_Memoize:
-			plan->lefttree = dio_subst_walk(cx, plan->lefttree, pos & DIO_POS_FIRST);
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree,
+											pos & (DIO_POS_FIRST | DIO_POS_PARTIAL));
+			break;
+		case T_Sort:
+		case T_Hash:
+			/* read to the end before the first row is returned */
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, 0);
 			break;
 		case T_IncrementalSort:
 		case T_Unique:
@@ -188,8 +196,9 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 			}
 			break;
 		default:
-			plan->lefttree = dio_subst_walk(cx, plan->lefttree, 0);
-			plan->righttree = dio_subst_walk(cx, plan->righttree, 0);
+			/* a node that stops when its parent stops reads its input in part */
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, pos & DIO_POS_PARTIAL);
+			plan->righttree = dio_subst_walk(cx, plan->righttree, pos & DIO_POS_PARTIAL);
 			break;
 	}
 	return sub != NULL ? sub : plan;
