@@ -69,7 +69,7 @@ $$;
 -- EXPLAIN ANALYZE (JSON): ProbePrefetch's figures and its outer's rows.
 CREATE FUNCTION pp_counts(q text, OUT probes bigint, OUT advised bigint,
                           OUT cached bigint, OUT outer_rows numeric, OUT outer_loops numeric,
-                          OUT oscached bigint)
+                          OUT oscached bigint, OUT chunks bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
     j jsonb;
@@ -79,8 +79,8 @@ BEGIN
            (n ->> 'Heap Blocks In Shared Buffers')::bigint,
            (n -> 'Plans' -> 0 ->> 'Actual Rows')::numeric,
            (n -> 'Plans' -> 0 ->> 'Actual Loops')::numeric,
-           (n ->> 'Heap Blocks OS-Cached')::bigint
-      INTO probes, advised, cached, outer_rows, outer_loops, oscached
+           (n ->> 'Heap Blocks OS-Cached')::bigint, (n ->> 'Heap Chunks Advised')::bigint
+      INTO probes, advised, cached, outer_rows, outer_loops, oscached, chunks
       FROM jsonb_path_query(j, 'strict $.**') n
      WHERE n ->> 'Custom Plan Provider' = 'ProbePrefetch'
      LIMIT 1;
@@ -214,7 +214,7 @@ RESET pg_dio.enable_probe_prefetch;
 --
 SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
 SELECT probes > outer_rows * 3 / 4 AS probed, advised > 0 AS advised_reads,
-       advised + cached <= probes AS one_block_a_probe
+       advised + cached <= probes AS one_block_a_probe, chunks = 0 AS block_by_block
   FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
 SELECT probes < outer_rows / 4 AS sampling_when_cached, cached > 0 AS saw_cached
   FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
@@ -232,6 +232,16 @@ SELECT shared_buffers = 0 AS out_of_shared_buffers
 SELECT oscached > 0 AS saw_os_cached
   FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x')
  WHERE current_setting('pg_dio.os_cache_check')::boolean;
+
+-- dense probes: 2,000 of them wanting 4 blocks each of pp_t's 4,000, so
+-- half or more of the heap.  Then it advises the 128 kB chunks of their
+-- blocks, each chunk once (pp_t_k's rows with one k lie 5,000 rows apart).
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT chunks > 0 AS chunks_advised,
+       chunks <= (SELECT pg_relation_size('pp_t') / 8192 / 16 + 1) AS each_chunk_once,
+       advised >= chunks * 8 AS whole_chunks
+  FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s');
+SELECT pp_compare('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s');
 
 -- a deep plan is walked in time linear in its nodes (a join of 24 tables)
 SET statement_timeout = '30s';

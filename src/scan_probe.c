@@ -78,6 +78,20 @@
 #define PROBE_MAX_BLOCKS	32
 /* probes in a row without a read before the node only samples */
 #define PROBE_IDLE_LIMIT	32
+/* blocks advised as one request once the probes are dense (128 kB) */
+#define PROBE_CHUNK			16
+/*
+ * Dense: the probes are expected to ask for as many blocks as the heap has
+ * times this, which leaves about half of its blocks untouched if spread
+ * evenly (1 - e^-0.7), so a chunk holds 8 wanted blocks on average.
+ */
+#define PROBE_DENSE_TOUCHES	0.7
+/* probes seen before the density is judged */
+#define PROBE_DENSE_AFTER	8
+/* a probe's blocks counted (and advised in chunks) at most */
+#define PROBE_SEEN_MAX		(PROBE_MAX_BLOCKS * PROBE_CHUNK)
+/* heaps above this many blocks (1 TB) are never advised in chunks */
+#define PROBE_CHUNK_MAX_BLOCKS	((BlockNumber) 1 << 27)
 
 bool		pg_dio_enable_probe_prefetch = true;
 int			pg_dio_probe_prefetch_distance = 64;
@@ -105,6 +119,13 @@ typedef struct ProbeState
 	TupleTableSlot *probe_slot;
 	DioStream  *oscheck;		/* asks the OS page cache (cachestat), or NULL */
 
+	/* dense probes: the heap advised in PROBE_CHUNK-block chunks */
+	BlockNumber nblocks;		/* the heap's size at the start */
+	double		outer_rows;		/* the planner's estimate of the outer's rows */
+	uint64		blocks_seen;	/* heap blocks the probes asked for */
+	bool		dense;
+	bits8	   *chunk_done;		/* chunks advised, a bit each; NULL until dense */
+
 	/* the outer rows read ahead */
 	MemoryContext qcxt;
 	MinimalTuple *queue;
@@ -123,6 +144,7 @@ typedef struct ProbeState
 	uint64		blocks_advised;	/* PrefetchBuffer started a read */
 	uint64		blocks_cached;	/* in shared buffers already */
 	uint64		blocks_oscached;	/* in the OS page cache */
+	uint64		chunks_advised;
 	int			max_distance;
 } ProbeState;
 
@@ -538,6 +560,8 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 		ps->scan = dio_index_beginscan(ps->heap, ps->index, estate->es_snapshot, NULL,
 									   ps->nkeys, true);
 	ps->vmbuf = InvalidBuffer;
+	ps->nblocks = RelationGetNumberOfBlocks(ps->heap);
+	ps->outer_rows = ((Plan *) linitial(cscan->custom_plans))->plan_rows;
 	if (ps->scan != NULL && pg_dio_os_cache_check && dio_cachestat_available() &&
 		dio_stats_available() && !RelationUsesLocalBuffers(ps->heap) &&
 		dio_stream_slot_free())
@@ -573,17 +597,67 @@ probe_block_cached(ProbeState *ps, BlockNumber blk)
 	return false;
 }
 
-/* Advise the heap blocks of the probe's TIDs; whether any started a read. */
+/*
+ * Are the probes dense: at the rate seen so far and over the outer rows the
+ * planner expects (or more, if more came), will they want half of the heap's
+ * blocks?  Then one request for a 128 kB chunk costs the device less than its
+ * eight wanted blocks one by one (fio, this VM: 128 kB random reads at depth
+ * 4 1.1 GB/s, 8 kB at depth 32 530 MB/s).  The kernel's read-ahead makes
+ * core's reads of such a heap as large, once the pages around a miss are
+ * cached.
+ */
+static bool
+probe_dense(ProbeState *ps)
+{
+	double		probes;
+
+	if (ps->dense)
+		return true;
+	if (ps->probes < PROBE_DENSE_AFTER || ps->nblocks < PROBE_CHUNK ||
+		ps->nblocks > PROBE_CHUNK_MAX_BLOCKS || (io_direct_flags & IO_DIRECT_DATA))
+		return false;
+	probes = Max(ps->outer_rows, (double) ps->probes);
+	if ((double) ps->blocks_seen / ps->probes * probes < ps->nblocks * PROBE_DENSE_TOUCHES)
+		return false;
+	ps->chunk_done = MemoryContextAllocZero(GetMemoryChunkContext(ps),
+											(ps->nblocks / PROBE_CHUNK) / BITS_PER_BYTE + 1);
+	ps->dense = true;
+	return true;
+}
+
+/* Dense probes: advise the chunk of 'blk' unless done; whether it was. */
+static bool
+probe_advise_chunk(ProbeState *ps, BlockNumber blk)
+{
+	BlockNumber chunk = blk / PROBE_CHUNK;
+	BlockNumber lo = chunk * PROBE_CHUNK;
+	int			n = Min(PROBE_CHUNK, ps->nblocks - lo);
+
+	if (ps->chunk_done[chunk / BITS_PER_BYTE] & (1 << (chunk % BITS_PER_BYTE)))
+		return false;
+	ps->chunk_done[chunk / BITS_PER_BYTE] |= 1 << (chunk % BITS_PER_BYTE);
+	(void) smgrprefetch(RelationGetSmgr(ps->heap), MAIN_FORKNUM, lo, n);
+	ps->blocks_advised += n;
+	ps->chunks_advised++;
+	return true;
+}
+
+/*
+ * Advise the heap blocks of the probe's first PROBE_MAX_BLOCKS blocks, or of
+ * all its blocks' chunks once dense; whether any started a read.  Up to
+ * PROBE_SEEN_MAX blocks are counted for the density.
+ */
 static bool
 probe_scan_blocks(ProbeState *ps)
 {
 	BlockNumber last = InvalidBlockNumber;
+	bool		dense = probe_dense(ps);
 	int			nblocks = 0;
 	bool		started = false;
 	ItemPointer tid;
 
 	index_rescan(ps->scan, ps->keys, ps->nkeys, NULL, 0);
-	while (nblocks < PROBE_MAX_BLOCKS &&
+	while (nblocks < PROBE_SEEN_MAX &&
 		   (tid = index_getnext_tid(ps->scan, ForwardScanDirection)) != NULL)
 	{
 		BlockNumber blk = ItemPointerGetBlockNumber(tid);
@@ -593,8 +667,19 @@ probe_scan_blocks(ProbeState *ps)
 			continue;
 		last = blk;
 		nblocks++;
+		ps->blocks_seen++;
+		if (!dense && nblocks > PROBE_MAX_BLOCKS)
+			continue;
 		if (ps->index_only && VM_ALL_VISIBLE(ps->heap, blk, &ps->vmbuf))
 			continue;
+		if (dense && blk < ps->nblocks)
+		{
+			if (dio_block_resident(ps->heap, blk))
+				ps->blocks_cached++;
+			else if (probe_advise_chunk(ps, blk))
+				started = true;
+			continue;
+		}
 		if (probe_block_cached(ps, blk))
 			continue;
 		r = PrefetchBuffer(ps->heap, MAIN_FORKNUM, blk);
@@ -771,8 +856,11 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 						 ps->probes, ps->max_distance);
 		ExplainIndentText(es);
 		appendStringInfo(es->str, "Heap Blocks: advised=%" PRIu64 " in shared buffers=%" PRIu64
-						 " os-cached=%" PRIu64 "\n",
+						 " os-cached=%" PRIu64,
 						 ps->blocks_advised, ps->blocks_cached, ps->blocks_oscached);
+		if (ps->chunks_advised > 0)
+			appendStringInfo(es->str, " chunks=%" PRIu64, ps->chunks_advised);
+		appendStringInfoChar(es->str, '\n');
 	}
 	else
 	{
@@ -781,6 +869,7 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Heap Blocks Advised", NULL, ps->blocks_advised, es);
 		ExplainPropertyUInteger("Heap Blocks In Shared Buffers", NULL, ps->blocks_cached, es);
 		ExplainPropertyUInteger("Heap Blocks OS-Cached", NULL, ps->blocks_oscached, es);
+		ExplainPropertyUInteger("Heap Chunks Advised", NULL, ps->chunks_advised, es);
 	}
 }
 
