@@ -242,6 +242,17 @@ SELECT chunks > 0 AS chunks_advised,
        advised >= chunks * 8 AS whole_chunks
   FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s');
 SELECT pp_compare('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s');
+-- probes walking the heap forward (the outer in pp_t's order, a block to
+-- read every 2 or so, 2,000 of pp_t's 4,000: not dense): the chunk of the
+-- block and the 2 after it are advised, each once, as the kernel reads ahead
+-- for core's reads in that order
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT chunks > 0 AS chunks_advised,
+       chunks <= (SELECT pg_relation_size('pp_t') / 8192 / 16 + 1) AS each_chunk_once
+  FROM pp_counts('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o
+                  JOIN pp_t t ON t.id = o.x');
+SELECT pp_compare('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o
+                   JOIN pp_t t ON t.id = o.x');
 
 -- a deep plan is walked in time linear in its nodes (a join of 24 tables)
 SET statement_timeout = '30s';

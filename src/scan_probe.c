@@ -78,7 +78,7 @@
 #define PROBE_MAX_BLOCKS	32
 /* probes in a row without a read before the node only samples */
 #define PROBE_IDLE_LIMIT	32
-/* blocks advised as one request once the probes are dense (128 kB) */
+/* blocks advised as one request: dense or forward probes (128 kB) */
 #define PROBE_CHUNK			16
 /*
  * Dense: the probes are expected to ask for as many blocks as the heap has
@@ -88,6 +88,10 @@
 #define PROBE_DENSE_TOUCHES	0.7
 /* probes seen before the density is judged */
 #define PROBE_DENSE_AFTER	8
+/* blocks to be read in a row, each less than a chunk after the last: forward */
+#define PROBE_SEQ_RUN		3
+/* chunks advised beyond the current one while the probes walk forward */
+#define PROBE_SEQ_AHEAD		2
 /* a probe's blocks counted (and advised in chunks) at most */
 #define PROBE_SEEN_MAX		(PROBE_MAX_BLOCKS * PROBE_CHUNK)
 /* heaps above this many blocks (1 TB) are never advised in chunks */
@@ -124,7 +128,9 @@ typedef struct ProbeState
 	double		outer_rows;		/* the planner's estimate of the outer's rows */
 	uint64		blocks_seen;	/* heap blocks the probes asked for */
 	bool		dense;
-	bits8	   *chunk_done;		/* chunks advised, a bit each; NULL until dense */
+	BlockNumber last_wanted;	/* the last block to be read, and how many */
+	int			run;			/* before it came each within a chunk after */
+	bits8	   *chunk_done;		/* chunks advised, a bit each; NULL until used */
 
 	/* the outer rows read ahead */
 	MemoryContext qcxt;
@@ -562,6 +568,7 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 	ps->vmbuf = InvalidBuffer;
 	ps->nblocks = RelationGetNumberOfBlocks(ps->heap);
 	ps->outer_rows = ((Plan *) linitial(cscan->custom_plans))->plan_rows;
+	ps->last_wanted = InvalidBlockNumber;
 	if (ps->scan != NULL && pg_dio_os_cache_check && dio_cachestat_available() &&
 		dio_stats_available() && !RelationUsesLocalBuffers(ps->heap) &&
 		dio_stream_slot_free())
@@ -582,19 +589,25 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
  * whose blocks are all cached counts toward sampling.
  */
 static bool
-probe_block_cached(ProbeState *ps, BlockNumber blk)
+probe_block_oscached(ProbeState *ps, BlockNumber blk)
 {
-	if (dio_block_resident(ps->heap, blk))
-	{
-		ps->blocks_cached++;
-		return true;
-	}
 	if (ps->oscheck != NULL && dio_stream_os_cached(ps->oscheck, blk, 1) > 0)
 	{
 		ps->blocks_oscached++;
 		return true;
 	}
 	return false;
+}
+
+/* The bitmap of chunks advised, allocated on first use; NULL where none. */
+static bits8 *
+probe_chunks(ProbeState *ps)
+{
+	if (ps->chunk_done == NULL && ps->nblocks >= PROBE_CHUNK &&
+		ps->nblocks <= PROBE_CHUNK_MAX_BLOCKS && !(io_direct_flags & IO_DIRECT_DATA))
+		ps->chunk_done = MemoryContextAllocZero(GetMemoryChunkContext(ps),
+												(ps->nblocks / PROBE_CHUNK) / BITS_PER_BYTE + 1);
+	return ps->chunk_done;
 }
 
 /*
@@ -611,31 +624,57 @@ probe_dense(ProbeState *ps)
 {
 	double		probes;
 
-	if (ps->dense)
-		return true;
-	if (ps->probes < PROBE_DENSE_AFTER || ps->nblocks < PROBE_CHUNK ||
-		ps->nblocks > PROBE_CHUNK_MAX_BLOCKS || (io_direct_flags & IO_DIRECT_DATA))
-		return false;
-	probes = Max(ps->outer_rows, (double) ps->probes);
-	if ((double) ps->blocks_seen / ps->probes * probes < ps->nblocks * PROBE_DENSE_TOUCHES)
-		return false;
-	ps->chunk_done = MemoryContextAllocZero(GetMemoryChunkContext(ps),
-											(ps->nblocks / PROBE_CHUNK) / BITS_PER_BYTE + 1);
-	ps->dense = true;
-	return true;
+	if (!ps->dense && ps->probes >= PROBE_DENSE_AFTER)
+	{
+		probes = Max(ps->outer_rows, (double) ps->probes);
+		ps->dense = (double) ps->blocks_seen / ps->probes * probes >=
+			ps->nblocks * PROBE_DENSE_TOUCHES;
+	}
+	return ps->dense;
 }
 
-/* Dense probes: advise the chunk of 'blk' unless done; whether it was. */
+/*
+ * Do the probes walk the heap forward: is 'blk', a block to be read, the
+ * PROBE_SEQ_RUN-th in a row less than a chunk after the one before?  Core's
+ * reads in that order get the kernel's sequential read-ahead; advised block by
+ * block they would get none, so the chunks ahead are advised instead.
+ */
 static bool
-probe_advise_chunk(ProbeState *ps, BlockNumber blk)
+probe_sequential(ProbeState *ps, BlockNumber blk)
+{
+	if (blk == ps->last_wanted)
+		return ps->run >= PROBE_SEQ_RUN;
+	if (BlockNumberIsValid(ps->last_wanted) && blk > ps->last_wanted &&
+		blk - ps->last_wanted <= PROBE_CHUNK)
+		ps->run = Min(ps->run + 1, PROBE_SEQ_RUN);
+	else
+		ps->run = 0;
+	ps->last_wanted = blk;
+	return ps->run >= PROBE_SEQ_RUN;
+}
+
+/* Was the chunk of 'blk' advised? */
+static inline bool
+probe_chunk_done(ProbeState *ps, BlockNumber blk)
 {
 	BlockNumber chunk = blk / PROBE_CHUNK;
-	BlockNumber lo = chunk * PROBE_CHUNK;
-	int			n = Min(PROBE_CHUNK, ps->nblocks - lo);
 
-	if (ps->chunk_done[chunk / BITS_PER_BYTE] & (1 << (chunk % BITS_PER_BYTE)))
+	return ps->chunk_done != NULL && blk < ps->nblocks &&
+		(ps->chunk_done[chunk / BITS_PER_BYTE] & (1 << (chunk % BITS_PER_BYTE))) != 0;
+}
+
+/* Advise chunk 'chunk' of the heap unless done; whether it was. */
+static bool
+probe_advise_chunk(ProbeState *ps, BlockNumber chunk)
+{
+	BlockNumber lo = chunk * PROBE_CHUNK;
+	int			n;
+
+	if (lo >= ps->nblocks ||
+		(ps->chunk_done[chunk / BITS_PER_BYTE] & (1 << (chunk % BITS_PER_BYTE))))
 		return false;
 	ps->chunk_done[chunk / BITS_PER_BYTE] |= 1 << (chunk % BITS_PER_BYTE);
+	n = Min(PROBE_CHUNK, ps->nblocks - lo);
 	(void) smgrprefetch(RelationGetSmgr(ps->heap), MAIN_FORKNUM, lo, n);
 	ps->blocks_advised += n;
 	ps->chunks_advised++;
@@ -643,9 +682,10 @@ probe_advise_chunk(ProbeState *ps, BlockNumber blk)
 }
 
 /*
- * Advise the heap blocks of the probe's first PROBE_MAX_BLOCKS blocks, or of
- * all its blocks' chunks once dense; whether any started a read.  Up to
- * PROBE_SEEN_MAX blocks are counted for the density.
+ * Advise the heap blocks of the probe's first PROBE_MAX_BLOCKS blocks; once
+ * dense, the chunks of all its blocks; where the probes walk forward, the
+ * block's chunk and PROBE_SEQ_AHEAD more.  Whether any started a read.  Up
+ * to PROBE_SEEN_MAX blocks are counted for the density.
  */
 static bool
 probe_scan_blocks(ProbeState *ps)
@@ -661,6 +701,7 @@ probe_scan_blocks(ProbeState *ps)
 		   (tid = index_getnext_tid(ps->scan, ForwardScanDirection)) != NULL)
 	{
 		BlockNumber blk = ItemPointerGetBlockNumber(tid);
+		bool		seq;
 		PrefetchBufferResult r;
 
 		if (blk == last)
@@ -672,15 +713,26 @@ probe_scan_blocks(ProbeState *ps)
 			continue;
 		if (ps->index_only && VM_ALL_VISIBLE(ps->heap, blk, &ps->vmbuf))
 			continue;
-		if (dense && blk < ps->nblocks)
+		if (dio_block_resident(ps->heap, blk))
 		{
-			if (dio_block_resident(ps->heap, blk))
-				ps->blocks_cached++;
-			else if (probe_advise_chunk(ps, blk))
-				started = true;
+			ps->blocks_cached++;
 			continue;
 		}
-		if (probe_block_cached(ps, blk))
+		seq = probe_sequential(ps, blk);
+		if (probe_chunk_done(ps, blk))
+			continue;
+		if ((dense || seq) && blk < ps->nblocks && probe_chunks(ps) != NULL)
+		{
+			BlockNumber chunk = blk / PROBE_CHUNK;
+
+			if (probe_advise_chunk(ps, chunk))
+				started = true;
+			for (int i = 1; seq && i <= PROBE_SEQ_AHEAD; i++)
+				if (probe_advise_chunk(ps, chunk + i))
+					started = true;
+			continue;
+		}
+		if (probe_block_oscached(ps, blk))
 			continue;
 		r = PrefetchBuffer(ps->heap, MAIN_FORKNUM, blk);
 		if (r.initiated_io)
