@@ -28,6 +28,10 @@
  * (cachestat, pg_dio.os_cache_check); after 32 such probes
  * in a row only every 32nd row is probed, until one starts a read again.
  *
+ * What is advised: each block, or its 128 kB chunk where the probes are
+ * dense (will want half the heap) or walk it forward, as the kernel's own
+ * read-ahead makes core's reads of those patterns large.
+ *
  * Lifetime: the queued rows live in the node's own memory context, reset at
  * a rescan; the row returned last stays valid until the next call, as the
  * Nested Loop reads the inner's parameters from it.  The private index scan
