@@ -76,6 +76,32 @@ BEGIN
 END
 $$;
 SELECT pf_dead_entries(), count(*) FROM pf_kill WHERE id BETWEEN 1 AND 2000;
+
+-- ... all of them in one scan that reads the heap ahead of the rows it
+-- returns (the table out of shared buffers), so that its trailing scan marks
+-- them, after a checkpoint, so that the first mark on each leaf page writes
+-- a full-page image where data checksums are on.  Each try on a fresh copy,
+-- since another backend's snapshot can keep the rows.
+DO $$
+DECLARE
+    dead bigint;
+BEGIN
+    FOR i IN 1..20 LOOP
+        TRUNCATE pf_kill;
+        INSERT INTO pf_kill SELECT g, repeat('x', 100) FROM generate_series(1, 2000) g;
+        COMMIT;
+        DELETE FROM pf_kill WHERE id % 2 = 0;
+        COMMIT;
+        CHECKPOINT;
+        PERFORM pg_dio_evict('pf_kill');
+        PERFORM sum(length(pad)) FROM pf_kill WHERE id BETWEEN 1 AND 2000;
+        dead := pf_dead_entries();
+        EXIT WHEN dead = 1000;
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+    RAISE NOTICE 'entries marked dead by one scan: %', dead;
+END
+$$;
 DROP TABLE pf_kill;
 DROP FUNCTION pf_dead_entries;
 DROP EXTENSION pageinspect;
