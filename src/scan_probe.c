@@ -64,6 +64,7 @@
 #include "optimizer/optimizer.h"
 #include "parser/parsetree.h"
 #include "storage/bufmgr.h"
+#include "storage/fd.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -134,7 +135,7 @@ typedef struct ProbeState
 	bool		dense;
 	BlockNumber last_wanted;	/* the last block to be read, and how many */
 	int			run;			/* before it came each within a chunk after */
-	bits8	   *chunk_done;		/* chunks advised, a bit each; NULL until used */
+	uint8	   *chunk_done;		/* chunks advised, a bit each; NULL until used */
 
 	/* the outer rows read ahead */
 	MemoryContext qcxt;
@@ -604,7 +605,7 @@ probe_block_oscached(ProbeState *ps, BlockNumber blk)
 }
 
 /* The bitmap of chunks advised, allocated on first use; NULL where none. */
-static bits8 *
+static uint8 *
 probe_chunks(ProbeState *ps)
 {
 	if (ps->chunk_done == NULL && ps->nblocks >= PROBE_CHUNK &&
