@@ -69,7 +69,7 @@ $$;
 -- EXPLAIN ANALYZE (JSON): ProbePrefetch's figures and its outer's rows.
 CREATE FUNCTION pp_counts(q text, OUT probes bigint, OUT advised bigint,
                           OUT cached bigint, OUT outer_rows numeric, OUT outer_loops numeric,
-                          OUT oscached bigint, OUT chunks bigint)
+                          OUT oscached bigint, OUT chunks bigint, OUT leaves bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
     j jsonb;
@@ -79,8 +79,9 @@ BEGIN
            (n ->> 'Heap Blocks In Shared Buffers')::bigint,
            (n -> 'Plans' -> 0 ->> 'Actual Rows')::numeric,
            (n -> 'Plans' -> 0 ->> 'Actual Loops')::numeric,
-           (n ->> 'Heap Blocks OS-Cached')::bigint, (n ->> 'Heap Chunks Advised')::bigint
-      INTO probes, advised, cached, outer_rows, outer_loops, oscached, chunks
+           (n ->> 'Heap Blocks OS-Cached')::bigint, (n ->> 'Heap Chunks Advised')::bigint,
+           (n ->> 'Leaf Pages Advised')::bigint
+      INTO probes, advised, cached, outer_rows, outer_loops, oscached, chunks, leaves
       FROM jsonb_path_query(j, 'strict $.**') n
      WHERE n ->> 'Custom Plan Provider' = 'ProbePrefetch'
      LIMIT 1;
@@ -232,6 +233,20 @@ SELECT shared_buffers = 0 AS out_of_shared_buffers
 SELECT oscached > 0 AS saw_os_cached
   FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x')
  WHERE current_setting('pg_dio.os_cache_check')::boolean;
+
+-- a btree probe's leaf page is advised before the probe runs (the levels
+-- above the leaves descended as the probe will descend them), with the
+-- index out of shared buffers too; on one key, on a text key with a lower
+-- bound on the next column, and with NULL keys (nothing to advise)
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t_id');
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT leaves > 0 AS leaves_advised
+  FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t_k');
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT leaves > 0 AS leaves_advised
+  FROM pp_counts('SELECT o.s, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s AND t.id > o.y * 1000');
+SELECT pp_compare('SELECT o.s, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s AND t.id > o.y * 1000');
 
 -- dense probes: 2,000 of them wanting 4 blocks each of pp_t's 4,000, so
 -- half or more of the heap.  Then it advises the 128 kB chunks of their

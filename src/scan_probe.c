@@ -81,6 +81,10 @@
 #define PROBE_NAME			"ProbePrefetch"
 /* heap blocks advised per probe at most */
 #define PROBE_MAX_BLOCKS	32
+/* a queued row's state: its probe is done or skipped, or only its leaf advised */
+#define PQ_NONE				0
+#define PQ_LEAF				1
+#define PQ_LEAF_READ		2	/* and that started a read */
 /* probes in a row without a read before the node only samples */
 #define PROBE_IDLE_LIMIT	32
 /* blocks advised as one request: dense or forward probes (128 kB) */
@@ -127,6 +131,8 @@ typedef struct ProbeState
 	Buffer		vmbuf;
 	TupleTableSlot *probe_slot;
 	DioStream  *oscheck;		/* asks the OS page cache (cachestat), or NULL */
+	DioLeafKey *leafkey;		/* finds a btree probe's leaf, or NULL */
+	BlockNumber last_leaf;		/* the leaf advised last */
 
 	/* dense probes: the heap advised in PROBE_CHUNK-block chunks */
 	BlockNumber nblocks;		/* the heap's size at the start */
@@ -140,6 +146,7 @@ typedef struct ProbeState
 	/* the outer rows read ahead */
 	MemoryContext qcxt;
 	MinimalTuple *queue;
+	uint8	   *qstate;			/* each queued row's PQ_* */
 	int			qsize;
 	int			qhead;
 	int			qcount;
@@ -156,6 +163,8 @@ typedef struct ProbeState
 	uint64		blocks_cached;	/* in shared buffers already */
 	uint64		blocks_oscached;	/* in the OS page cache */
 	uint64		chunks_advised;
+	uint64		leaves_advised;	/* leaf pages PrefetchBuffer started a read of */
+	uint64		leaves_cached;	/* leaf pages in shared buffers already */
 	int			max_distance;
 } ProbeState;
 
@@ -574,6 +583,7 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 	ps->nblocks = RelationGetNumberOfBlocks(ps->heap);
 	ps->outer_rows = ((Plan *) linitial(cscan->custom_plans))->plan_rows;
 	ps->last_wanted = InvalidBlockNumber;
+	ps->last_leaf = InvalidBlockNumber;
 	if (ps->scan != NULL && pg_dio_os_cache_check && dio_cachestat_available() &&
 		dio_stats_available() && !RelationUsesLocalBuffers(ps->heap) &&
 		dio_stream_slot_free())
@@ -585,6 +595,9 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 	ps->max_allowed = Max(pg_dio_probe_prefetch_distance, 1);
 	ps->qsize = ps->max_allowed + 1;
 	ps->queue = palloc(sizeof(MinimalTuple) * ps->qsize);
+	ps->qstate = palloc0(sizeof(uint8) * ps->qsize);
+	if (ps->scan != NULL)
+		ps->leafkey = dio_leaf_key_create(ps->index, ps->keys, ps->nkeys);
 	ps->distance = 1;
 }
 
@@ -751,18 +764,10 @@ probe_scan_blocks(ProbeState *ps)
 	return started;
 }
 
-/*
- * Probe the index for the queued outer row 'mt' and advise the heap blocks
- * the inner scan will fetch; returns whether any of them started a read.
- */
-static bool
-probe_advise(ProbeState *ps, MinimalTuple mt)
+/* Set the probe's index keys from the queued outer row 'mt'. */
+static void
+probe_set_keys(ProbeState *ps, MinimalTuple mt)
 {
-	Relation	index = ps->index;
-	bool		enabled = index->pgstat_enabled;
-	struct PgStat_TableStatus *info = index->pgstat_info;
-	volatile bool started = false;
-
 	ExecStoreMinimalTuple(mt, ps->probe_slot, false);
 	for (int i = 0; i < ps->nparams; i++)
 	{
@@ -772,13 +777,49 @@ probe_advise(ProbeState *ps, MinimalTuple mt)
 	}
 	ResetExprContext(ps->econtext);
 	ExecIndexEvalRuntimeKeys(ps->econtext, ps->rtkeys, ps->nrtkeys);
+	ExecClearTuple(ps->probe_slot);
+}
 
-	/* core counts the inner's scans of the index, not these */
+/* Advise the leaf page the probe for the row will start at; whether read. */
+static bool
+probe_leaf(ProbeState *ps)
+{
+	BlockNumber leaf = dio_leaf_find(ps->leafkey, ps->index, ps->heap, ps->keys);
+	PrefetchBufferResult r;
+
+	/* probes in index order find the same leaf over and over */
+	if (!BlockNumberIsValid(leaf) || leaf == ps->last_leaf)
+		return false;
+	ps->last_leaf = leaf;
+	r = PrefetchBuffer(ps->index, MAIN_FORKNUM, leaf);
+	if (r.initiated_io)
+		ps->leaves_advised++;
+	else
+		ps->leaves_cached++;
+	return r.initiated_io;
+}
+
+/*
+ * For the queued outer row 'mt': the leaf its probe will start at advised
+ * (leaf true), or the probe run and the heap blocks the inner scan will
+ * fetch advised.  Whether any of them started a read.
+ */
+static bool
+probe_advise(ProbeState *ps, MinimalTuple mt, bool leaf)
+{
+	Relation	index = ps->index;
+	bool		enabled = index->pgstat_enabled;
+	struct PgStat_TableStatus *info = index->pgstat_info;
+	volatile bool started = false;
+
+	probe_set_keys(ps, mt);
+
+	/* core counts the inner's scans and reads of the index, not these */
 	index->pgstat_enabled = false;
 	index->pgstat_info = NULL;
 	PG_TRY();
 	{
-		started = probe_scan_blocks(ps);
+		started = leaf ? probe_leaf(ps) : probe_scan_blocks(ps);
 	}
 	PG_FINALLY();
 	{
@@ -786,35 +827,16 @@ probe_advise(ProbeState *ps, MinimalTuple mt)
 		index->pgstat_info = info;
 	}
 	PG_END_TRY();
-	ExecClearTuple(ps->probe_slot);
-	ps->probes++;
+	if (!leaf)
+		ps->probes++;
 	return started;
 }
 
-/* Queue one more outer row and probe for it; false at the outer's end. */
-static bool
-probe_read_one(ProbeState *ps)
+/* Adapt the look-ahead to whether a probe started a read. */
+static void
+probe_account(ProbeState *ps, bool started)
 {
-	TupleTableSlot *slot = ExecProcNode(ps->outer);
-	MemoryContext old;
-	MinimalTuple mt;
-
-	if (TupIsNull(slot))
-	{
-		ps->outer_done = true;
-		return false;
-	}
-	old = MemoryContextSwitchTo(ps->qcxt);
-	mt = ExecCopySlotMinimalTuple(slot);
-	MemoryContextSwitchTo(old);
-	ps->queue[(ps->qhead + ps->qcount) % ps->qsize] = mt;
-	ps->qcount++;
-
-	if (ps->scan == NULL)
-		return true;
-	if (ps->idle >= PROBE_IDLE_LIMIT && (++ps->skipped % PROBE_IDLE_LIMIT) != 0)
-		return true;
-	if (probe_advise(ps, mt))
+	if (started)
 	{
 		ps->idle = 0;
 		ps->skipped = 0;
@@ -825,6 +847,69 @@ probe_read_one(ProbeState *ps)
 	{
 		ps->idle++;
 		ps->distance = Max(ps->distance - 1, 1);
+	}
+}
+
+/* The probe of the queued row at ring position 'pos', whose leaf is advised. */
+static void
+probe_finish(ProbeState *ps, int pos)
+{
+	bool		leaf_read = ps->qstate[pos] == PQ_LEAF_READ;
+
+	ps->qstate[pos] = PQ_NONE;
+	probe_account(ps, probe_advise(ps, ps->queue[pos], false) || leaf_read);
+}
+
+/*
+ * Queue one more outer row and probe for it; false at the outer's end.  With
+ * a btree leaf to find and room ahead, a probe goes in two steps: its leaf
+ * advised when the row is queued, the probe itself (reading that leaf) and
+ * its heap blocks advised half the look-ahead later.
+ */
+static bool
+probe_read_one(ProbeState *ps)
+{
+	TupleTableSlot *slot = ExecProcNode(ps->outer);
+	MemoryContext old;
+	MinimalTuple mt;
+	int			pos;
+	int			lag = ps->leafkey != NULL ? ps->distance / 2 : 0;
+
+	if (TupIsNull(slot))
+	{
+		ps->outer_done = true;
+		/* the rows whose leaf only was advised: their probes now */
+		for (int i = 0; i < ps->qcount; i++)
+		{
+			pos = (ps->qhead + i) % ps->qsize;
+			if (ps->qstate[pos] != PQ_NONE)
+				probe_finish(ps, pos);
+		}
+		return false;
+	}
+	old = MemoryContextSwitchTo(ps->qcxt);
+	mt = ExecCopySlotMinimalTuple(slot);
+	MemoryContextSwitchTo(old);
+	pos = (ps->qhead + ps->qcount) % ps->qsize;
+	ps->queue[pos] = mt;
+	ps->qstate[pos] = PQ_NONE;
+	ps->qcount++;
+
+	if (ps->scan == NULL)
+		return true;
+	if (ps->idle < PROBE_IDLE_LIMIT || (++ps->skipped % PROBE_IDLE_LIMIT) == 0)
+	{
+		if (lag > 0)
+			ps->qstate[pos] = probe_advise(ps, mt, true) ? PQ_LEAF_READ : PQ_LEAF;
+		else
+			probe_account(ps, probe_advise(ps, mt, false));
+	}
+	/* the row queued 'lag' rows before this one */
+	if (lag > 0 && ps->qcount > lag)
+	{
+		pos = (ps->qhead + ps->qcount - 1 - lag) % ps->qsize;
+		if (ps->qstate[pos] != PQ_NONE)
+			probe_finish(ps, pos);
 	}
 	return true;
 }
@@ -852,6 +937,7 @@ probe_exec(CustomScanState *node)
 	if (ps->qcount == 0)
 		return slot;
 	mt = ps->queue[ps->qhead];
+	ps->qstate[ps->qhead] = PQ_NONE;
 	ps->qhead = (ps->qhead + 1) % ps->qsize;
 	ps->qcount--;
 	ps->returned = mt;
@@ -918,6 +1004,12 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (ps->chunks_advised > 0)
 			appendStringInfo(es->str, " chunks=%" PRIu64, ps->chunks_advised);
 		appendStringInfoChar(es->str, '\n');
+		if (ps->leafkey != NULL)
+		{
+			ExplainIndentText(es);
+			appendStringInfo(es->str, "Leaf Pages: advised=%" PRIu64 " in shared buffers=%" PRIu64 "\n",
+							 ps->leaves_advised, ps->leaves_cached);
+		}
 	}
 	else
 	{
@@ -927,6 +1019,11 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Heap Blocks In Shared Buffers", NULL, ps->blocks_cached, es);
 		ExplainPropertyUInteger("Heap Blocks OS-Cached", NULL, ps->blocks_oscached, es);
 		ExplainPropertyUInteger("Heap Chunks Advised", NULL, ps->chunks_advised, es);
+		if (ps->leafkey != NULL)
+		{
+			ExplainPropertyUInteger("Leaf Pages Advised", NULL, ps->leaves_advised, es);
+			ExplainPropertyUInteger("Leaf Pages In Shared Buffers", NULL, ps->leaves_cached, es);
+		}
 	}
 }
 

@@ -15,6 +15,11 @@
 #define PG_DIO_SCAN_PROBE_H
 
 #include "nodes/plannodes.h"
+#include "access/skey.h"
+#include "utils/relcache.h"
+
+/* where a btree probe starts (scan_probe_leaf.c) */
+typedef struct DioLeafKey DioLeafKey;
 
 extern PGDLLIMPORT bool pg_dio_enable_probe_prefetch;
 extern PGDLLIMPORT int pg_dio_probe_prefetch_distance;
@@ -22,5 +27,8 @@ extern PGDLLIMPORT int pg_dio_probe_prefetch_distance;
 extern void dio_probe_init(void);
 extern Plan *dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain,
 								  bool partial, int *next_id);
+extern DioLeafKey *dio_leaf_key_create(Relation index, ScanKey keys, int nkeys);
+extern BlockNumber dio_leaf_find(DioLeafKey *lk, Relation index, Relation heap,
+								 ScanKey keys);
 
 #endif							/* PG_DIO_SCAN_PROBE_H */
