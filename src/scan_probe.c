@@ -84,7 +84,6 @@
 /* a queued row's state: its probe is done or skipped, or only its leaf advised */
 #define PQ_NONE				0
 #define PQ_LEAF				1
-#define PQ_LEAF_READ		2	/* and that started a read */
 /* probes in a row without a read before the node only samples */
 #define PROBE_IDLE_LIMIT	32
 /* blocks advised as one request: dense or forward probes (128 kB) */
@@ -681,7 +680,7 @@ probe_chunk_done(ProbeState *ps, BlockNumber blk)
 		(ps->chunk_done[chunk / BITS_PER_BYTE] & (1 << (chunk % BITS_PER_BYTE))) != 0;
 }
 
-/* Advise chunk 'chunk' of the heap unless done; whether it was. */
+/* Advise chunk 'chunk' of the heap unless done or cached; whether it was. */
 static bool
 probe_advise_chunk(ProbeState *ps, BlockNumber chunk)
 {
@@ -693,6 +692,12 @@ probe_advise_chunk(ProbeState *ps, BlockNumber chunk)
 		return false;
 	ps->chunk_done[chunk / BITS_PER_BYTE] |= 1 << (chunk % BITS_PER_BYTE);
 	n = Min(PROBE_CHUNK, ps->nblocks - lo);
+	/* all in the OS page cache: no read, and warm runs go to sampling */
+	if (ps->oscheck != NULL && dio_stream_os_cached(ps->oscheck, lo, n) == n)
+	{
+		ps->blocks_oscached += n;
+		return false;
+	}
 	(void) smgrprefetch(RelationGetSmgr(ps->heap), MAIN_FORKNUM, lo, n);
 	ps->blocks_advised += n;
 	ps->chunks_advised++;
@@ -850,14 +855,16 @@ probe_account(ProbeState *ps, bool started)
 	}
 }
 
-/* The probe of the queued row at ring position 'pos', whose leaf is advised. */
+/*
+ * The probe of the queued row at ring position 'pos', whose leaf is advised.
+ * Only the heap's reads steer the look-ahead: whether a leaf's advice read
+ * it or found it in the OS page cache cannot be told apart.
+ */
 static void
 probe_finish(ProbeState *ps, int pos)
 {
-	bool		leaf_read = ps->qstate[pos] == PQ_LEAF_READ;
-
 	ps->qstate[pos] = PQ_NONE;
-	probe_account(ps, probe_advise(ps, ps->queue[pos], false) || leaf_read);
+	probe_account(ps, probe_advise(ps, ps->queue[pos], false));
 }
 
 /*
@@ -900,7 +907,10 @@ probe_read_one(ProbeState *ps)
 	if (ps->idle < PROBE_IDLE_LIMIT || (++ps->skipped % PROBE_IDLE_LIMIT) == 0)
 	{
 		if (lag > 0)
-			ps->qstate[pos] = probe_advise(ps, mt, true) ? PQ_LEAF_READ : PQ_LEAF;
+		{
+			(void) probe_advise(ps, mt, true);
+			ps->qstate[pos] = PQ_LEAF;
+		}
 		else
 			probe_account(ps, probe_advise(ps, mt, false));
 	}
