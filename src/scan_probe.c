@@ -792,10 +792,20 @@ probe_leaf(ProbeState *ps)
 	BlockNumber leaf = dio_leaf_find(ps->leafkey, ps->index, ps->heap, ps->keys);
 	PrefetchBufferResult r;
 
-	/* probes in index order find the same leaf over and over */
+	bool		forward;
+
+	/*
+	 * Probes in index order find the same leaf over and over, or the next
+	 * ones: the kernel's sequential read-ahead follows the probes' own reads
+	 * of those, and advice a page at a time would stop it.
+	 */
 	if (!BlockNumberIsValid(leaf) || leaf == ps->last_leaf)
 		return false;
+	forward = BlockNumberIsValid(ps->last_leaf) && leaf > ps->last_leaf &&
+		leaf - ps->last_leaf <= PROBE_CHUNK;
 	ps->last_leaf = leaf;
+	if (forward)
+		return false;
 	r = PrefetchBuffer(ps->index, MAIN_FORKNUM, leaf);
 	if (r.initiated_io)
 		ps->leaves_advised++;
