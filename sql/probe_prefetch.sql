@@ -92,6 +92,13 @@ $$;
 -- Where it stands: below the join, over the outer scan
 --
 SELECT dio_plan('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
+-- an outer that scans the relation the join probes stays core's Seq Scan
+-- (its buffered reads leave the blocks cached for the probes); an outer
+-- that scans another relation is a DirectSeqScan
+SELECT dio_plan('SELECT a.id, b.g FROM pp_t a JOIN pp_t b ON b.id = a.id + 1 WHERE a.g % 50 = 0');
+SELECT dio_plan('SELECT a.id, b.g FROM (SELECT x AS id FROM pp_o WHERE y = 1) a
+                 JOIN pp_t b ON b.id = a.id + 1');
+SELECT pp_compare('SELECT a.id, b.g FROM pp_t a JOIN pp_t b ON b.id = a.id + 1 WHERE a.g % 50 = 0');
 EXPLAIN (VERBOSE, COSTS OFF) SELECT o.x, o.s, t.g FROM pp_o o JOIN pp_t t ON t.id = o.x + 1 WHERE o.y = 3;
 DO $$
 DECLARE

@@ -41,6 +41,7 @@
 #include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
 #include "optimizer/planner.h"
+#include "parser/parsetree.h"
 
 #include "compat.h"
 #include "scan_direct.h"
@@ -55,6 +56,7 @@ typedef struct DioSubst
 	PlannedStmt *stmt;
 	bool		plain;			/* a SELECT without row marks or modifying CTEs */
 	int			next_id;		/* plan node ID for a node pg_dio adds */
+	List	   *probed;			/* relations the nested loops above probe */
 } DioSubst;
 
 /*
@@ -85,6 +87,24 @@ dio_generic_custom_node(const CustomScan *cscan)
 	return false;
 }
 
+/*
+ * The relation that nested loop 'nl' probes on each outer row through a
+ * parameterized index scan (below Memoize), or InvalidOid.
+ */
+static Oid
+dio_probed_relation(PlannedStmt *stmt, NestLoop *nl)
+{
+	Plan	   *inner = nl->join.plan.righttree;
+
+	if (nl->nestParams == NIL || inner == NULL)
+		return InvalidOid;
+	if (IsA(inner, Memoize))
+		inner = inner->lefttree;
+	if (!IsA(inner, IndexScan) && !IsA(inner, IndexOnlyScan))
+		return InvalidOid;
+	return rt_fetch(((Scan *) inner)->scanrelid, stmt->rtable)->relid;
+}
+
 static List *
 dio_subst_list(DioSubst *cx, List *plans, int pos)
 {
@@ -104,6 +124,12 @@ dio_subst_list(DioSubst *cx, List *plans, int pos)
  * side of a nested loop that stops at an inner row's first match, both
  * sides of a merge join, and the input of any node below those that does
  * not read all of it first (a Sort or a Hash does).
+ *
+ * A SeqScan of a relation that a nested loop above it probes through an
+ * index stays core's: its buffered reads leave the blocks in the OS page
+ * cache for those probes (TPC-H Q21 scans lineitem and probes it by
+ * l_orderkey, the table's order), where direct reads would leave them to be
+ * read a second time.
  */
 static Plan *
 dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
@@ -112,6 +138,7 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 	int			bounded = pos & DIO_POS_BOUNDED;
 	int			stream = pos & DIO_POS_STREAM;
 	int			inner;
+	Oid			probed;
 
 	if (plan == NULL)
 		return NULL;
@@ -121,7 +148,9 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 	switch (nodeTag(plan))
 	{
 		case T_SeqScan:
-			sub = dio_direct_substitute(cx->stmt, plan, cx->plain);
+			if (!list_member_oid(cx->probed,
+								 rt_fetch(((Scan *) plan)->scanrelid, cx->stmt->rtable)->relid))
+				sub = dio_direct_substitute(cx->stmt, plan, cx->plain);
 			break;
 		case T_IndexScan:
 		case T_IndexOnlyScan:
@@ -185,7 +214,12 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 				 ((Join *) plan)->jointype == JOIN_ANTI) &&
 				((Join *) plan)->joinqual == NIL)
 				inner |= DIO_POS_FIRST;
+			probed = dio_probed_relation(cx->stmt, (NestLoop *) plan);
+			if (OidIsValid(probed))
+				cx->probed = lappend_oid(cx->probed, probed);
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, stream);
+			if (OidIsValid(probed))
+				cx->probed = list_delete_last(cx->probed);
 			plan->righttree = dio_subst_walk(cx, plan->righttree, inner);
 			sub = dio_probe_substitute(cx->stmt, (NestLoop *) plan, cx->plain,
 									   stream != 0, &cx->next_id);
@@ -273,6 +307,7 @@ dio_planner(DIO_PLANNER_PARAMS)
 	cx.plain = stmt->commandType == CMD_SELECT && stmt->rowMarks == NIL &&
 		!stmt->hasModifyingCTE;
 	cx.next_id = dio_max_plan_id(stmt->planTree) + 1;
+	cx.probed = NIL;
 	{
 		ListCell   *lc;
 
