@@ -858,21 +858,26 @@ SET max_parallel_workers_per_gather = 0;
 -- pg_dio.index_prefetch_min_rows (default 3): a scan that core expects to
 -- fetch fewer heap tuples each time it runs keeps core's node -- a lookup of
 -- one row, a nested loop's or a SubPlan's one-row probe, an index-only scan
--- of a table whose pages are all-visible
+-- of a table whose pages are all-visible -- and so does one whose rows, by
+-- the index's correlation with the table's order, fall on one block
 --
 RESET pg_dio.index_prefetch_min_rows;
 SHOW pg_dio.index_prefetch_min_rows;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SET enable_memoize = off;
-CREATE TABLE pf_gate (id int, g int, pad text) WITH (autovacuum_enabled = off);
-INSERT INTO pf_gate SELECT i, i / 8, repeat('g', 50) FROM generate_series(1, 20000) i;
+CREATE TABLE pf_gate (id int, g int, c int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO pf_gate SELECT i, i * 7919 % 2500, i / 8, repeat('g', 50)
+  FROM generate_series(1, 20000) i;
 CREATE UNIQUE INDEX pf_gate_id ON pf_gate (id);
 CREATE INDEX pf_gate_g ON pf_gate (g);
+CREATE INDEX pf_gate_c ON pf_gate (c);
 VACUUM (ANALYZE) pf_gate;
--- one row: core's; eight rows: ours
+-- one row: core's; eight rows: ours; eight rows next to each other: core's
 SELECT dio_plan('SELECT pad FROM pf_gate WHERE id = 42');
 SELECT dio_plan('SELECT pad FROM pf_gate WHERE g = 42');
+SELECT dio_plan('SELECT pad FROM pf_gate WHERE c = 42');
+SELECT dio_plan('SELECT pad FROM pf_gate WHERE c BETWEEN 40 AND 60');
 -- a nested loop's inner probe of one row keeps core's scan, of eight is ours
 SELECT dio_plan('SELECT o.id, i.pad FROM pf_gate o JOIN pf_gate i ON i.id = o.id * 3 WHERE o.g = 7');
 SELECT dio_plan('SELECT o.id, i.pad FROM pf_gate o JOIN pf_gate i ON i.g = o.id WHERE o.g = 7');

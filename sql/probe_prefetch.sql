@@ -123,7 +123,9 @@ SELECT pp_compare('SELECT ab.x, t.pad FROM (SELECT a.x FROM pp_o a JOIN pp_t b O
 -- the outer sorted and grouped
 SELECT pp_compare('SELECT a.y, a.n, t.pad FROM (SELECT y, count(*) AS n FROM pp_o GROUP BY y) a
                    JOIN pp_t t ON t.id = a.n ORDER BY a.y');
--- more rows a probe: PrefetchIndexScan inner
+-- more rows a probe, on as many blocks: PrefetchIndexScan inner; on one
+-- block (g follows the table's order): core's Index Scan
+SELECT pp_compare('SELECT o.x, t.id, t.pad FROM pp_o o JOIN pp_t t ON t.k = o.s');
 SELECT pp_compare('SELECT o.x, t.id, t.pad FROM pp_o o JOIN pp_t t ON t.g = o.x / 4');
 -- but a semi or anti join reads one row of each probe: core's Index Scan
 SELECT pp_compare('SELECT o.x FROM pp_o o WHERE EXISTS (SELECT FROM pp_t t WHERE t.g = o.x / 4)');

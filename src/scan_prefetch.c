@@ -44,6 +44,7 @@
 #include "catalog/pg_am_d.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_index.h"
+#include "catalog/pg_statistic.h"
 #include "executor/execScan.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
@@ -190,6 +191,57 @@ pf_heap_rows_estimate(const Plan *plan, Oid relid, bool index_only, bool first)
 }
 
 /*
+ * The heap blocks a run's 'rows' fall on, by the correlation of the index's
+ * leading column with the heap's order (pg_statistic, as btcostestimate
+ * reads it): perfectly correlated, rows / (tuples per page) + 1; not at all,
+ * one block a row; in between, weighted by the squared correlation as core's
+ * cost_index weighs its page counts.  Without statistics, 'rows'.
+ */
+static double
+pf_heap_blocks_estimate(Oid relid, Oid indexoid, double rows)
+{
+	HeapTuple	tup;
+	AttrNumber	attnum = InvalidAttrNumber;
+	double		per_page = 0;
+	double		corr = 0;
+
+	tup = SearchSysCache1(INDEXRELID, ObjectIdGetDatum(indexoid));
+	if (HeapTupleIsValid(tup))
+	{
+		attnum = ((Form_pg_index) GETSTRUCT(tup))->indkey.values[0];
+		ReleaseSysCache(tup);
+	}
+	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_class rel = (Form_pg_class) GETSTRUCT(tup);
+
+		if (rel->relpages > 0 && rel->reltuples > 0)
+			per_page = rel->reltuples / rel->relpages;
+		ReleaseSysCache(tup);
+	}
+	if (attnum == InvalidAttrNumber || per_page <= 0)
+		return rows;
+	tup = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+						  Int16GetDatum(attnum), BoolGetDatum(false));
+	if (HeapTupleIsValid(tup))
+	{
+		AttStatsSlot sslot;
+
+		if (get_attstatsslot(&sslot, tup, STATISTIC_KIND_CORRELATION, InvalidOid,
+							 ATTSTATSSLOT_NUMBERS))
+		{
+			if (sslot.nnumbers > 0)
+				corr = sslot.numbers[0];
+			free_attstatsslot(&sslot);
+		}
+		ReleaseSysCache(tup);
+	}
+	corr *= corr;
+	return corr * (rows / per_page + 1) + (1 - corr) * rows;
+}
+
+/*
  * A PrefetchIndexScan or PrefetchIndexOnlyScan in place of core's finished
  * IndexScan or IndexOnlyScan 'plan' (after setrefs.c), or NULL where it does
  * not apply: backward or ordered (KNN) scans, parallel index scans, index AMs
@@ -224,6 +276,7 @@ pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool firs
 	List	   *filter = plan->qual;
 	const IndexAmRoutine *am;
 	bool		gettuple;
+	double		rows;
 
 	if (!pg_dio_enable_index_prefetch || plan->parallel_aware)
 		return NULL;
@@ -249,8 +302,12 @@ pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool firs
 			return NULL;
 		indexoid = is->indexid;
 	}
-	if (pf_heap_rows_estimate(plan, rte->relid, index_only, first) <
-		(double) pg_dio_index_prefetch_min_rows)
+	rows = pf_heap_rows_estimate(plan, rte->relid, index_only, first);
+	if (rows < (double) pg_dio_index_prefetch_min_rows)
+		return NULL;
+	/* rows that fall on one block leave nothing to read ahead of it */
+	if (pg_dio_index_prefetch_min_rows > 0 &&
+		pf_heap_blocks_estimate(rte->relid, indexoid, rows) < 2)
 		return NULL;
 	am = GetIndexAmRoutineByAmId(get_rel_relam(indexoid), false);
 	gettuple = am->amgettuple != NULL;
@@ -627,7 +684,7 @@ dio_prefetch_init(void)
 
 	DefineCustomIntVariable("pg_dio.index_prefetch_min_rows",
 							"Sets the fewest heap tuples per run for which PrefetchIndexScan takes the place of an index scan.",
-							"The planner's estimate of the rows an index scan returns each time it runs (a nested loop's inner scan: per outer row); of an index-only scan, those on pages not all-visible.",
+							"The planner's estimate of the rows an index scan returns each time it runs (a nested loop's inner scan: per outer row); of an index-only scan, those on pages not all-visible.  Above 0, those rows must also fall on two or more heap blocks by the index's correlation with the table's order.",
 							&pg_dio_index_prefetch_min_rows,
 							3, 0, INT_MAX,
 							PGC_USERSET, 0,
