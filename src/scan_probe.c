@@ -551,6 +551,8 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 	Assert((eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) == 0);
 	ps->outer = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
 	node->custom_ps = list_make1(ps->outer);
+	/* rows come in the queue's slot or, passed through, in the outer's */
+	node->ss.ps.resultopsfixed = false;
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 
@@ -934,12 +936,42 @@ probe_read_one(ProbeState *ps)
 	return true;
 }
 
+/*
+ * Sampling (or no probes to make) with nothing queued: the outer's row
+ * returned as it is, in the outer's slot, and every PROBE_IDLE_LIMIT-th row
+ * probed to see whether reading ahead pays again.
+ */
+static TupleTableSlot *
+probe_pass(ProbeState *ps)
+{
+	TupleTableSlot *slot = ExecProcNode(ps->outer);
+	MemoryContext old;
+	MinimalTuple mt;
+
+	if (TupIsNull(slot))
+	{
+		ps->outer_done = true;
+		return ExecClearTuple(ps->css.ss.ss_ScanTupleSlot);
+	}
+	if (ps->scan != NULL && (++ps->skipped % PROBE_IDLE_LIMIT) == 0)
+	{
+		old = MemoryContextSwitchTo(ps->qcxt);
+		mt = ExecCopySlotMinimalTuple(slot);
+		MemoryContextSwitchTo(old);
+		probe_account(ps, probe_advise(ps, mt, false));
+		ExecClearTuple(ps->probe_slot);
+		pfree(mt);
+	}
+	return slot;
+}
+
 static TupleTableSlot *
 probe_exec(CustomScanState *node)
 {
 	ProbeState *ps = (ProbeState *) node;
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
 	MinimalTuple mt;
+	bool		pass;
 
 	ExecClearTuple(slot);
 	if (ps->returned != NULL)
@@ -947,8 +979,12 @@ probe_exec(CustomScanState *node)
 		pfree(ps->returned);
 		ps->returned = NULL;
 	}
+	/* sampling: what is queued is returned, then rows pass through */
+	pass = ps->scan == NULL || ps->idle >= PROBE_IDLE_LIMIT;
+	if (pass && ps->qcount == 0 && !ps->outer_done)
+		return probe_pass(ps);
 	/* keep 'distance' rows queued ahead of the one returned */
-	while (!ps->outer_done && ps->qcount <= ps->distance)
+	while (!pass && !ps->outer_done && ps->qcount <= ps->distance)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (!probe_read_one(ps))
