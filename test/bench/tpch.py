@@ -25,7 +25,7 @@ the project venv and runs this script with that venv's python.
            io_methods take turns within a round at no extra cost.
   warm     per io_method and query, one session: core and pg_dio once each
            (unmeasured warm-up), then PG_DIO_BENCH_TPCH_WARM pairs (default
-           2), alternated; warm time is the CPU part of the cold time, cold
+           6: a query's warm pairs differ by 5-10%), alternated; warm time is the CPU part of the cold time, cold
            minus warm the I/O part.
   results  every run's rows are compared with core's first run of the query
            (in order where the query has a top-level ORDER BY, sorted
@@ -128,7 +128,7 @@ def settings():
     except ValueError:
         die(f"PG_DIO_BENCH_TPCH_SF={sf}: a positive number, e.g. 1 or 0.1")
     rounds = int(os.environ.get("PG_DIO_BENCH_TPCH_ROUNDS", "5"))
-    warm = int(os.environ.get("PG_DIO_BENCH_TPCH_WARM", "2"))
+    warm = int(os.environ.get("PG_DIO_BENCH_TPCH_WARM", "6"))
     if rounds < 1 or warm < 1:
         die("PG_DIO_BENCH_TPCH_ROUNDS and PG_DIO_BENCH_TPCH_WARM must be at least 1")
     qs = os.environ.get("PG_DIO_BENCH_TPCH_QUERIES", "").strip()
