@@ -866,8 +866,8 @@ SHOW pg_dio.index_prefetch_min_rows;
 SET enable_hashjoin = off;
 SET enable_mergejoin = off;
 SET enable_memoize = off;
-CREATE TABLE pf_gate (id int, g int, c int, pad text) WITH (autovacuum_enabled = off);
-INSERT INTO pf_gate SELECT i, i * 7919 % 2500, i / 8, repeat('g', 50)
+CREATE TABLE pf_gate (id int, g int, c int, h int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO pf_gate SELECT i, i * 7919 % 2500, i / 8, i * 7919 % 2500 % 100, repeat('g', 50)
   FROM generate_series(1, 20000) i;
 CREATE UNIQUE INDEX pf_gate_id ON pf_gate (id);
 CREATE INDEX pf_gate_g ON pf_gate (g);
@@ -882,6 +882,17 @@ SELECT dio_plan('SELECT pad FROM pf_gate WHERE c BETWEEN 40 AND 60');
 SELECT dio_plan('SELECT o.id, i.pad FROM pf_gate o JOIN pf_gate i ON i.id = o.id * 3 WHERE o.g = 7');
 SELECT dio_plan('SELECT o.id, i.pad FROM pf_gate o JOIN pf_gate i ON i.g = o.id WHERE o.g = 7');
 SELECT dio_plan('SELECT o.id, (SELECT i.pad FROM pf_gate i WHERE i.id = o.id + 1) FROM pf_gate o WHERE o.g = 7');
+-- core multiplies the selectivities of g and h (= g % 100) as if they were
+-- independent, to under a row; a run fetches the eight of g's value
+CREATE INDEX pf_gate_gh ON pf_gate (g, h);
+SELECT dio_plan('SELECT o.id, (SELECT max(i.pad) FROM pf_gate i WHERE i.g = o.id AND i.h = o.id % 100) FROM pf_gate o WHERE o.g = 7');
+-- a unique index with every key column equal: one row at most
+BEGIN;
+DROP INDEX pf_gate_id, pf_gate_g, pf_gate_gh;
+CREATE UNIQUE INDEX pf_gate_gid ON pf_gate (g, id);
+SELECT dio_plan('SELECT pad FROM pf_gate WHERE g = 42 AND id = 339');
+SELECT dio_plan('SELECT pad FROM pf_gate WHERE g = 42 AND id > 0');
+ROLLBACK;
 -- every page all-visible: an index-only scan fetches no heap tuple
 SELECT dio_plan('SELECT id FROM pf_gate WHERE id < 5000');
 UPDATE pf_gate SET pad = 'u' WHERE id % 2 = 0;
