@@ -34,6 +34,10 @@ the project venv and runs this script with that venv's python.
   fio      at the start of each round: sequential 256 kB x 32, random 8 kB at
            depth 1 and 32, O_DIRECT over lineitem's segment files (the
            helpers of engine_vs_fio.py).
+  device   the bytes each cold run read from the block device that holds
+           the data directory (/proc/diskstats, around the run), and the
+           time pg_dio's bytes take at fio's sequential rate: no read path
+           that reads them gets its I/O done sooner.
 
 Server: shared_buffers = 512MB, max_parallel_workers_per_gather = 2 (ALTER
 SYSTEM, reset at the end).  Reports: tpch-<io_method>-pg<major>.md and .json
@@ -305,6 +309,31 @@ def restart(io_method, cold):
     settle()
 
 
+def data_device():
+    """The /proc/diskstats name of the block device holding the data
+    directory; None where it is not one listed there (e.g. an overlay)."""
+    st = os.stat(psql("SHOW data_directory"))
+    key = (os.major(st.st_dev), os.minor(st.st_dev))
+    with open("/proc/diskstats") as f:
+        for line in f:
+            a = line.split()
+            if (int(a[0]), int(a[1])) == key:
+                return a[2]
+    return None
+
+
+def bytes_read(dev):
+    """Bytes read from 'dev' since boot (its sectors are 512 bytes)."""
+    if dev is None:
+        return None
+    with open("/proc/diskstats") as f:
+        for line in f:
+            a = line.split()
+            if a[2] == dev:
+                return int(a[5]) * 512
+    return None
+
+
 def query_text(d, nr):
     with open(os.path.join(d, f"q{nr:02d}.sql")) as f:
         return f.read().strip().rstrip(";")
@@ -466,12 +495,14 @@ def main(out_dir):
     checker = Checker(d, out_dir, texts)
     rel_sizes = sizes()
     files = lineitem_files()
+    dev = data_device()
 
     res = {io: {"io_method": io, "sf": sf, "rounds": rounds, "warm_pairs": warm_pairs,
                 "queries": queries, "server_settings": {**SERVER, "io_method": io},
                 "sides": SIDES, "postgres": psql("SELECT version()"), "major": major,
                 "generator": info, "loaded_now": loaded, "relations": rel_sizes,
                 "cold": {}, "warm": {}, "plans": {}, "results": {}, "fio": [],
+                "device": dev,
                 "cold_method": "drop_caches" if IS_ROOT else "pg_dio_evict",
                 "loadavg": {"start": loadavg()}} for io in ios}
 
@@ -508,10 +539,13 @@ def main(out_dir):
                 line = []
                 for side in order:
                     restart(io, cold=True)
+                    b0 = bytes_read(dev)
                     (_, secs, rows), = run_script([(f"cold-{side}", side, texts[nr])])
+                    b1 = bytes_read(dev)
                     checker.check(nr, side, f"cold run, round {r + 1}, {io}", rows)
                     res[io]["cold"].setdefault(str(nr), {}).setdefault(side, []).append(
-                        {"round": r + 1, "seconds": secs, "rows": len(rows)})
+                        {"round": r + 1, "seconds": secs, "rows": len(rows),
+                         "device_bytes": None if b0 is None else b1 - b0})
                     res[io]["results"][str(nr)] = {"rows": len(rows), "sha256_16": digest(
                         checker.key(nr, rows))}
                     line.append(f"{side} {secs:.2f} s")
@@ -616,10 +650,20 @@ def report(r):
         f"{r['elapsed_s'] / 60:.0f} minutes.", "",
         "Seconds are medians over the rounds; core/pg_dio > 1 means pg_dio was faster; the "
         "cold ratio is that of the medians, with the range of the rounds' pairs' ratios.", "",
+        "MB read: what the cold run read from the device holding the data directory "
+        f"(`{r.get('device') or 'not found'}` in /proc/diskstats, before and after it; median). "
+        "At fio's rate: the time pg_dio's bytes take at fio's sequential rate (median): no read "
+        "path that reads them has its I/O done sooner.", "",
         "| query | pg_dio nodes | core cold s | pg_dio cold s | core/pg_dio cold (rounds) | "
-        "core warm s | pg_dio warm s | core/pg_dio warm | core CPU + I/O s | pg_dio CPU + I/O s |",
-        "|---|---|---|---|---|---|---|---|---|---|"]
-    tot = {"cc": 0.0, "pc": 0.0, "cw": 0.0, "pw": 0.0}
+        "core warm s | pg_dio warm s | core/pg_dio warm | core CPU + I/O s | pg_dio CPU + I/O s | "
+        "MB read core / pg_dio | at fio's rate s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    seq_bps = med([x["seq_gib_s"] for x in fio]) * 2**30
+
+    def mb_read(nr, side):
+        v = [x["device_bytes"] for x in r["cold"][nr][side] if x.get("device_bytes") is not None]
+        return med(v) / 2**20 if v else None
+    tot = {"cc": 0.0, "pc": 0.0, "cw": 0.0, "pw": 0.0, "cm": 0.0, "pm": 0.0}
     slower, slower_all, shape, same_plan = [], [], [], []
     for nr in map(str, r["queries"]):
         cc, pc = med(cold(nr, "core")), med(cold(nr, "pg_dio"))
@@ -629,6 +673,15 @@ def report(r):
         tot["pc"] += pc
         tot["cw"] += cw
         tot["pw"] += pw
+        cm, pm = mb_read(nr, "core"), mb_read(nr, "pg_dio")
+        if cm is None or pm is None:
+            mbtext = "— | —"
+            tot["cm"] = tot["pm"] = None
+        else:
+            mbtext = f"{cm:.0f} / {pm:.0f} | {pm * 2**20 / seq_bps:.2f}"
+            if tot["cm"] is not None:
+                tot["cm"] += cm
+                tot["pm"] += pm
         nodes = r["plans"][nr]["pg_dio_nodes"]
         ntext = ", ".join(f"{n}" + (f" ×{c}" if c > 1 else "") for n, c in nodes.items()) or "—"
         if not r["plans"][nr]["same_shape"]:
@@ -642,11 +695,13 @@ def report(r):
         lines.append(
             f"| Q{nr} | {ntext} | {cc:.2f} | {pc:.2f} | {cc / pc:.2f} ({min(rr):.2f}–{max(rr):.2f}) | "
             f"{cw:.3f} | {pw:.3f} | {med(warm_ratios(nr)):.2f} | {cw:.2f} + {max(cc - cw, 0):.2f} | "
-            f"{pw:.2f} + {max(pc - pw, 0):.2f} |")
+            f"{pw:.2f} + {max(pc - pw, 0):.2f} | {mbtext} |")
     lines.append(f"| all | | {tot['cc']:.2f} | {tot['pc']:.2f} | {tot['cc'] / tot['pc']:.2f} | "
                  f"{tot['cw']:.3f} | {tot['pw']:.3f} | {tot['cw'] / tot['pw']:.2f} | "
                  f"{tot['cw']:.2f} + {max(tot['cc'] - tot['cw'], 0):.2f} | "
-                 f"{tot['pw']:.2f} + {max(tot['pc'] - tot['pw'], 0):.2f} |")
+                 f"{tot['pw']:.2f} + {max(tot['pc'] - tot['pw'], 0):.2f} | "
+                 + ("— | — |" if tot["cm"] is None else
+                    f"{tot['cm']:.0f} / {tot['pm']:.0f} | {tot['pm'] * 2**20 / seq_bps:.2f} |"))
     lines += ["", "Slower with pg_dio, cold, in every round (each pair's core/pg_dio below 1): "
               + (", ".join(slower_all) if slower_all else "none") + ". "
               "Slower by the medians, not in every round: "
