@@ -98,6 +98,14 @@ SELECT dio_plan('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
 SELECT dio_plan('SELECT a.id, b.g FROM pp_t a JOIN pp_t b ON b.id = a.id + 1 WHERE a.g % 50 = 0');
 SELECT dio_plan('SELECT a.id, b.g FROM (SELECT x AS id FROM pp_o WHERE y = 1) a
                  JOIN pp_t b ON b.id = a.id + 1');
+-- a relation that two Seq Scans of the statement read stays core's Seq Scan
+-- in both: the first one's buffered reads leave it in the OS page cache for
+-- the second, where direct reads would read it from the device twice;
+-- unless it is larger than effective_cache_size
+SELECT dio_plan('SELECT count(*) FROM pp_o a WHERE a.y > (SELECT avg(y) FROM pp_o)');
+SET effective_cache_size = '8kB';
+SELECT dio_plan('SELECT count(*) FROM pp_o a WHERE a.y > (SELECT avg(y) FROM pp_o)');
+RESET effective_cache_size;
 SELECT pp_compare('SELECT a.id, b.g FROM pp_t a JOIN pp_t b ON b.id = a.id + 1 WHERE a.g % 50 = 0');
 EXPLAIN (VERBOSE, COSTS OFF) SELECT o.x, o.s, t.g FROM pp_o o JOIN pp_t t ON t.id = o.x + 1 WHERE o.y = 3;
 DO $$
@@ -278,6 +286,42 @@ SELECT chunks > 0 AS chunks_advised,
 SELECT pp_compare('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o
                    JOIN pp_t t ON t.id = o.x');
 
+-- a correlated SubPlan in the inner's filter whose plan is an index scan
+-- (TPC-H Q20's shape): its first index column is the inner's column that
+-- the inner's index ties to the join's parameter (p.k = o.s), so the
+-- SubPlan's index is probed too, on that value (its condition on p.x,
+-- which no parameter gives, dropped), and its heap blocks advised
+CREATE TABLE pp_ps (k text, x int, q int) WITH (autovacuum_enabled = off);
+INSERT INTO pp_ps SELECT 'k' || (i % 5000), (i * 37) % 20000, i % 3
+  FROM generate_series(1, 20000) i;
+CREATE INDEX pp_ps_k ON pp_ps (k);
+VACUUM (ANALYZE) pp_ps;
+CREATE FUNCTION pp_sub_advised(q text) RETURNS bigint
+LANGUAGE plpgsql AS $$
+DECLARE
+    j jsonb;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+    RETURN (SELECT (n ->> 'SubPlan Heap Blocks Advised')::bigint
+              FROM jsonb_path_query(j, 'strict $.**') n
+             WHERE n ->> 'Custom Plan Provider' = 'ProbePrefetch' LIMIT 1);
+END
+$$;
+SELECT dio_plan('SELECT o.s, p.x FROM pp_o o JOIN pp_ps p ON p.k = o.s
+                 WHERE p.q > (SELECT count(t.pad) FROM pp_t t WHERE t.k = p.k AND t.id > p.x)');
+SELECT pp_compare('SELECT o.s, p.x FROM pp_o o JOIN pp_ps p ON p.k = o.s
+                   WHERE p.q > (SELECT count(t.pad) FROM pp_t t WHERE t.k = p.k AND t.id > p.x)');
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT pp_sub_advised('SELECT o.s, p.x FROM pp_o o JOIN pp_ps p ON p.k = o.s
+                       WHERE p.q > (SELECT count(t.pad) FROM pp_t t
+                                     WHERE t.k = p.k AND t.id > p.x)') > 0 AS subplan_advised;
+-- not where the SubPlan's first index column is one no parameter gives
+-- (t.id = p.x), nor for a hashed SubPlan (NOT IN): the inner's index only
+SELECT dio_plan('SELECT o.s, p.x FROM pp_o o JOIN pp_ps p ON p.k = o.s
+                 WHERE p.q > (SELECT count(t.pad) FROM pp_t t WHERE t.id = p.x)');
+SELECT dio_plan('SELECT o.s, p.x FROM pp_o o JOIN pp_ps p ON p.k = o.s
+                 WHERE p.x NOT IN (SELECT t.id FROM pp_t t WHERE t.g < 10)');
+
 -- a deep plan is walked in time linear in its nodes (a join of 24 tables)
 SET statement_timeout = '30s';
 DO $$
@@ -294,8 +338,8 @@ SELECT name, setting, unit, min_val, max_val, context FROM pg_settings
  WHERE name IN ('pg_dio.enable_probe_prefetch', 'pg_dio.probe_prefetch_distance') ORDER BY name;
 SET pg_dio.probe_prefetch_distance = 0;
 
-DROP FUNCTION pp_compare, pp_counts;
-DROP TABLE pp_t, pp_o;
+DROP FUNCTION pp_compare, pp_counts, pp_sub_advised;
+DROP TABLE pp_t, pp_o, pp_ps;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_memoize;

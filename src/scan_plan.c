@@ -36,10 +36,12 @@
  */
 #include "postgres.h"
 
+#include "access/table.h"
 #include "miscadmin.h"
 #include "nodes/extensible.h"
 #include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
+#include "optimizer/optimizer.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
 
@@ -57,6 +59,7 @@ typedef struct DioSubst
 	bool		plain;			/* a SELECT without row marks or modifying CTEs */
 	int			next_id;		/* plan node ID for a node pg_dio adds */
 	List	   *probed;			/* relations the nested loops above probe */
+	List	   *rescanned;		/* relations two Seq Scans of the plan read */
 } DioSubst;
 
 /*
@@ -105,6 +108,85 @@ dio_probed_relation(PlannedStmt *stmt, NestLoop *nl)
 	return rt_fetch(((Scan *) inner)->scanrelid, stmt->rtable)->relid;
 }
 
+/* Count the Seq Scans of each relation in 'plan': OIDs, counts in 'seen'. */
+static void
+dio_count_seqscans(PlannedStmt *stmt, Plan *plan, List **oids, List **seen)
+{
+	List	   *kids = NIL;
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return;
+	check_stack_depth();
+	CHECK_FOR_INTERRUPTS();
+	if (IsA(plan, SeqScan))
+	{
+		Oid			relid = rt_fetch(((Scan *) plan)->scanrelid, stmt->rtable)->relid;
+		int			i = 0;
+
+		foreach(lc, *oids)
+		{
+			if (lfirst_oid(lc) == relid)
+				break;
+			i++;
+		}
+		if (lc == NULL)
+		{
+			*oids = lappend_oid(*oids, relid);
+			*seen = lappend_int(*seen, 1);
+		}
+		else
+			list_nth_cell(*seen, i)->int_value++;
+	}
+	dio_count_seqscans(stmt, plan->lefttree, oids, seen);
+	dio_count_seqscans(stmt, plan->righttree, oids, seen);
+	if (IsA(plan, Append))
+		kids = ((Append *) plan)->appendplans;
+	else if (IsA(plan, MergeAppend))
+		kids = ((MergeAppend *) plan)->mergeplans;
+	else if (IsA(plan, CustomScan))
+		kids = ((CustomScan *) plan)->custom_plans;
+	else if (IsA(plan, SubqueryScan))
+		kids = list_make1(((SubqueryScan *) plan)->subplan);
+	foreach(lc, kids)
+		dio_count_seqscans(stmt, (Plan *) lfirst(lc), oids, seen);
+}
+
+/*
+ * The relations that two or more Seq Scans of the statement read and that
+ * fit in effective_cache_size: the first scan's buffered reads leave them in
+ * the OS page cache for the others, where direct reads would have each scan
+ * read them from the device (TPC-H Q22 reads customer twice).
+ */
+static List *
+dio_rescanned_relations(PlannedStmt *stmt)
+{
+	List	   *oids = NIL;
+	List	   *seen = NIL;
+	List	   *result = NIL;
+	ListCell   *lo;
+	ListCell   *ls;
+
+	dio_count_seqscans(stmt, stmt->planTree, &oids, &seen);
+	foreach(lo, stmt->subplans)
+		dio_count_seqscans(stmt, (Plan *) lfirst(lo), &oids, &seen);
+	forboth(lo, oids, ls, seen)
+	{
+		Relation	rel;
+		BlockNumber nblocks;
+
+		if (lfirst_int(ls) < 2)
+			continue;
+		/* the planner holds a lock on every relation of the plan */
+		rel = table_open(lfirst_oid(lo), NoLock);
+		nblocks = RelationGetNumberOfBlocks(rel);
+		table_close(rel, NoLock);
+		if ((double) nblocks <= (double) effective_cache_size)
+			result = lappend_oid(result, lfirst_oid(lo));
+	}
+	return result;
+}
+
 static List *
 dio_subst_list(DioSubst *cx, List *plans, int pos)
 {
@@ -129,7 +211,8 @@ dio_subst_list(DioSubst *cx, List *plans, int pos)
  * index stays core's: its buffered reads leave the blocks in the OS page
  * cache for those probes (TPC-H Q21 scans lineitem and probes it by
  * l_orderkey, the table's order), where direct reads would leave them to be
- * read a second time.
+ * read a second time.  So does a SeqScan of a relation that another SeqScan
+ * of the statement reads too (dio_rescanned_relations).
  */
 static Plan *
 dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
@@ -148,9 +231,14 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 	switch (nodeTag(plan))
 	{
 		case T_SeqScan:
-			if (!list_member_oid(cx->probed,
-								 rt_fetch(((Scan *) plan)->scanrelid, cx->stmt->rtable)->relid))
-				sub = dio_direct_substitute(cx->stmt, plan, cx->plain);
+			{
+				Oid			relid = rt_fetch(((Scan *) plan)->scanrelid,
+											 cx->stmt->rtable)->relid;
+
+				if (!list_member_oid(cx->probed, relid) &&
+					!list_member_oid(cx->rescanned, relid))
+					sub = dio_direct_substitute(cx->stmt, plan, cx->plain);
+			}
 			break;
 		case T_IndexScan:
 		case T_IndexOnlyScan:
@@ -308,6 +396,7 @@ dio_planner(DIO_PLANNER_PARAMS)
 		!stmt->hasModifyingCTE;
 	cx.next_id = dio_max_plan_id(stmt->planTree) + 1;
 	cx.probed = NIL;
+	cx.rescanned = pg_dio_enable_direct_scan ? dio_rescanned_relations(stmt) : NIL;
 	{
 		ListCell   *lc;
 

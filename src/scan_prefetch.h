@@ -23,6 +23,7 @@ extern Plan *pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bound
 						   bool first);
 extern bool pf_plan_index(const CustomScan *cscan, Oid *indexoid, bool *index_only,
 						  List **indexqual);
+extern List *pf_plan_filter(const CustomScan *cscan, List **tlist);
 extern Size dio_prefetch_shmem_size(void);
 extern void dio_prefetch_shmem_startup(void);
 

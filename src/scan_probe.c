@@ -32,6 +32,10 @@
  * dense (will want half the heap) or walk it forward, as the kernel's own
  * read-ahead makes core's reads of those patterns large.
  *
+ * A correlated SubPlan in the inner's filter whose plan is an index scan
+ * (TPC-H Q20) has its index probed too, on the values that the inner's index
+ * conditions tie to the join's parameters (probe_subplan_target).
+ *
  * Lifetime: the queued rows live in the node's own memory context, reset at
  * a rescan; the row returned last stays valid until the next call, as the
  * Nested Loop reads the inner's parameters from it.  The private index scan
@@ -47,6 +51,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/nbtree.h"
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/visibilitymap.h"
@@ -108,39 +113,61 @@
 bool		pg_dio_enable_probe_prefetch = true;
 int			pg_dio_probe_prefetch_distance = 64;
 
-typedef struct ProbeState
+/*
+ * An index the probes go through and the heap its entries point into: the
+ * inner's own, and where the inner's filter runs a correlated SubPlan that
+ * is an index scan, that scan's (probe_subplan_target).
+ */
+typedef struct ProbeTarget
 {
-	CustomScanState css;
-	PlanState  *outer;
-
-	/* the inner's index and heap, and the scan that probes ahead */
 	Relation	heap;
 	Relation	index;
 	bool		index_only;
-	IndexScanDesc scan;
+	IndexScanDesc scan;			/* NULL: not probed */
 	ScanKey		keys;
 	int			nkeys;
 	IndexRuntimeKeyInfo *rtkeys;
 	int			nrtkeys;
-	ExprContext *econtext;		/* evaluates rtkeys with 'params' */
-	ParamExecData *params;
-	int			nparams;
-	int		   *paramnos;		/* the join's PARAM_EXEC numbers ... */
-	AttrNumber *attnos;			/* ... and the outer columns that set them */
 	Buffer		vmbuf;
-	TupleTableSlot *probe_slot;
 	DioStream  *oscheck;		/* asks the OS page cache (cachestat), or NULL */
 	DioLeafKey *leafkey;		/* finds a btree probe's leaf, or NULL */
 	BlockNumber last_leaf;		/* the leaf advised last */
 
 	/* dense probes: the heap advised in PROBE_CHUNK-block chunks */
 	BlockNumber nblocks;		/* the heap's size at the start */
-	double		outer_rows;		/* the planner's estimate of the outer's rows */
 	uint64		blocks_seen;	/* heap blocks the probes asked for */
 	bool		dense;
 	BlockNumber last_wanted;	/* the last block to be read, and how many */
 	int			run;			/* before it came each within a chunk after */
 	uint8	   *chunk_done;		/* chunks advised, a bit each; NULL until used */
+
+	/* EXPLAIN ANALYZE */
+	uint64		blocks_advised;	/* PrefetchBuffer started a read */
+	uint64		blocks_cached;	/* in shared buffers already */
+	uint64		blocks_oscached;	/* in the OS page cache */
+	uint64		chunks_advised;
+	uint64		leaves_advised;	/* leaf pages PrefetchBuffer started a read of */
+	uint64		leaves_cached;	/* leaf pages in shared buffers already */
+} ProbeTarget;
+
+/* the inner's index, and a SubPlan's in the inner's filter */
+#define PROBE_MAX_TARGETS	2
+
+typedef struct ProbeState
+{
+	CustomScanState css;
+	PlanState  *outer;
+
+	/* where the probes go; tg[0] is the inner's, and without its scan none */
+	ProbeTarget tg[PROBE_MAX_TARGETS];
+	int			ntargets;
+	ExprContext *econtext;		/* evaluates the targets' rtkeys with 'params' */
+	ParamExecData *params;
+	int			nparams;
+	int		   *paramnos;		/* the join's PARAM_EXEC numbers ... */
+	AttrNumber *attnos;			/* ... and the outer columns that set them */
+	TupleTableSlot *probe_slot;
+	double		outer_rows;		/* the planner's estimate of the outer's rows */
 
 	/* the outer rows read ahead */
 	MemoryContext qcxt;
@@ -158,12 +185,6 @@ typedef struct ProbeState
 
 	/* EXPLAIN ANALYZE */
 	uint64		probes;
-	uint64		blocks_advised;	/* PrefetchBuffer started a read */
-	uint64		blocks_cached;	/* in shared buffers already */
-	uint64		blocks_oscached;	/* in the OS page cache */
-	uint64		chunks_advised;
-	uint64		leaves_advised;	/* leaf pages PrefetchBuffer started a read of */
-	uint64		leaves_cached;	/* leaf pages in shared buffers already */
 	int			max_distance;
 } ProbeState;
 
@@ -433,14 +454,252 @@ probe_inner(PlannedStmt *stmt, Plan *inner, Index *rti, Oid *indexoid,
 	return gettuple;
 }
 
+/* The inner scan's filter, and the list its INDEX_VAR Vars point into. */
+static List *
+probe_inner_filter(Plan *scan, List **tlist)
+{
+	if (IsA(scan, Memoize))
+		scan = scan->lefttree;
+	*tlist = NIL;
+	if (IsA(scan, IndexOnlyScan))
+		*tlist = ((IndexOnlyScan *) scan)->indextlist;
+	else if (IsA(scan, CustomScan))
+		return pf_plan_filter((CustomScan *) scan, tlist);
+	return scan->qual;
+}
+
+/* The heap column a Var of the inner's filter reads, or 0. */
+static AttrNumber
+probe_heap_attno(Node *expr, Index rti, List *tlist)
+{
+	Var		   *v;
+
+	if (!IsA(expr, Var))
+		return InvalidAttrNumber;
+	v = (Var *) expr;
+	if (v->varno == INDEX_VAR && tlist != NIL)
+	{
+		TargetEntry *tle;
+
+		if (v->varattno < 1 || v->varattno > list_length(tlist))
+			return InvalidAttrNumber;
+		tle = list_nth(tlist, v->varattno - 1);
+		if (!IsA(tle->expr, Var))
+			return InvalidAttrNumber;
+		v = (Var *) tle->expr;
+	}
+	if (v->varno != (int) rti || v->varlevelsup != 0 || v->varattno <= 0)
+		return InvalidAttrNumber;
+	return v->varattno;
+}
+
+/*
+ * Is 'clause' (an index condition, index column on the left) a btree
+ * equality on a key column of 'index'?  Its column, or 0.
+ */
+static AttrNumber
+probe_equality_column(Relation index, Node *clause)
+{
+	OpExpr	   *op;
+	Node	   *left;
+	AttrNumber	col;
+
+	if (!IsA(clause, OpExpr) || list_length(((OpExpr *) clause)->args) != 2 ||
+		index->rd_rel->relam != BTREE_AM_OID)
+		return InvalidAttrNumber;
+	op = (OpExpr *) clause;
+	left = linitial(op->args);
+	while (IsA(left, RelabelType))
+		left = (Node *) ((RelabelType *) left)->arg;
+	if (!IsA(left, Var) || ((Var *) left)->varno != INDEX_VAR)
+		return InvalidAttrNumber;
+	col = ((Var *) left)->varattno;
+	if (col < 1 || col > IndexRelationGetNumberOfKeyAttributes(index) ||
+		get_op_opfamily_strategy(op->opno, index->rd_opfamily[col - 1]) != BTEqualStrategyNumber)
+		return InvalidAttrNumber;
+	return col;
+}
+
+/*
+ * The join's parameter that a SubPlan argument 'arg' of the inner's filter
+ * equals in every row the inner returns, with the same type: the argument
+ * itself, or the parameter an equality of the inner's index compares that
+ * column with.  NULL if none.
+ */
+static Param *
+probe_arg_param(Node *arg, Index rti, List *tlist, Oid inner_index, List *inner_qual,
+				List *allowed)
+{
+	Oid			type = exprType(arg);
+	AttrNumber	heapatt;
+	Relation	index;
+	Param	   *found = NULL;
+	ListCell   *lc;
+
+	if (IsA(arg, Param))
+	{
+		Param	   *p = (Param *) arg;
+
+		return p->paramkind == PARAM_EXEC && list_member_int(allowed, p->paramid) ? p : NULL;
+	}
+	heapatt = probe_heap_attno(arg, rti, tlist);
+	if (heapatt == InvalidAttrNumber)
+		return NULL;
+	/* the planner holds a lock on every index of the plan */
+	index = index_open(inner_index, NoLock);
+	foreach(lc, inner_qual)
+	{
+		OpExpr	   *op = lfirst(lc);
+		AttrNumber	col = probe_equality_column(index, (Node *) op);
+		Node	   *right;
+
+		if (col == InvalidAttrNumber || index->rd_index->indkey.values[col - 1] != heapatt)
+			continue;
+		right = lsecond(op->args);
+		if (IsA(right, Param) && ((Param *) right)->paramkind == PARAM_EXEC &&
+			list_member_int(allowed, ((Param *) right)->paramid) &&
+			((Param *) right)->paramtype == type)
+		{
+			found = (Param *) right;
+			break;
+		}
+	}
+	index_close(index, NoLock);
+	return found;
+}
+
+typedef struct ProbeRemap
+{
+	List	   *from;			/* the SubPlan's parameters ... */
+	List	   *to;				/* ... and the join's that equal them, or NULL */
+	bool		ok;				/* every parameter met has one */
+} ProbeRemap;
+
+static Node *
+probe_remap_mutator(Node *node, ProbeRemap *rm)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Param))
+	{
+		Param	   *p = (Param *) node;
+		Param	   *to = NULL;
+		Param	   *np;
+		ListCell   *lf;
+		ListCell   *lt;
+
+		forboth(lf, rm->from, lt, rm->to)
+			if (p->paramkind == PARAM_EXEC && lfirst_int(lf) == p->paramid)
+				to = lfirst(lt);
+
+		if (to == NULL || to->paramtype != p->paramtype)
+		{
+			rm->ok = false;
+			return node;
+		}
+		np = copyObject(p);
+		np->paramid = to->paramid;
+		return (Node *) np;
+	}
+	return expression_tree_mutator(node, probe_remap_mutator, rm);
+}
+
+static bool
+probe_collect_subplans(Node *node, List **subplans)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, SubPlan))
+	{
+		*subplans = lappend(*subplans, node);
+		return false;
+	}
+	return expression_tree_walker(node, probe_collect_subplans, subplans);
+}
+
+/*
+ * A second target for the probes: a correlated SubPlan in the inner's filter
+ * (TPC-H Q20: partsupp's rows filtered by an aggregate over lineitem) whose
+ * plan is an index scan, under Agg or Result.  The inner runs it for each of
+ * its rows, with arguments that are the inner's columns; where an equality
+ * of the inner's index ties such a column to a join parameter, the value is
+ * known from the outer row.  The SubPlan's index conditions on those values
+ * (the others dropped) then find a superset of what its runs will fetch, as
+ * long as an equality on the index's first column is among them.  Advice
+ * only: rows and results do not depend on it.  Sets 'ids' and 'qual' (over
+ * the join's parameters) and returns true, or false where there is none.
+ */
+static bool
+probe_subplan_target(PlannedStmt *stmt, Plan *inner, Index rti, Oid inner_index,
+					 List *inner_qual, List *allowed, bool partial, List **ids, List **qual)
+{
+	List	   *tlist;
+	List	   *subplans = NIL;
+	ListCell   *lc;
+
+	(void) probe_collect_subplans((Node *) probe_inner_filter(inner, &tlist), &subplans);
+	foreach(lc, subplans)
+	{
+		SubPlan    *sp = lfirst(lc);
+		Plan	   *plan;
+		ProbeRemap	rm = {sp->parParam, NIL, true};
+		ProbeParamCheck cx = {allowed, true};
+		List	   *squal;
+		List	   *kept = NIL;
+		Oid			indexoid;
+		bool		index_only;
+		Index		srti;
+		bool		first = false;
+		ListCell   *la;
+		ListCell   *lq;
+		Relation	index;
+
+		if (sp->useHashTable || sp->parParam == NIL ||
+			list_length(sp->parParam) != list_length(sp->args))
+			continue;
+		plan = list_nth(stmt->subplans, sp->plan_id - 1);
+		while (plan != NULL && (IsA(plan, Agg) || IsA(plan, Result)) && plan->initPlan == NIL)
+			plan = plan->lefttree;
+		if (plan == NULL || plan->initPlan != NIL ||
+			!probe_inner(stmt, plan, &srti, &indexoid, &index_only, &squal))
+			continue;
+		foreach(la, sp->args)
+			rm.to = lappend(rm.to, probe_arg_param(lfirst(la), rti, tlist, inner_index,
+												   inner_qual, allowed));
+		index = index_open(indexoid, NoLock);
+		foreach(lq, squal)
+		{
+			Node	   *clause;
+
+			rm.ok = true;
+			clause = probe_remap_mutator(lfirst(lq), &rm);
+			if (!rm.ok)
+				continue;
+			kept = lappend(kept, clause);
+			if (probe_equality_column(index, clause) == 1)
+				first = true;
+		}
+		index_close(index, NoLock);
+		(void) probe_params_walker((Node *) kept, &cx);
+		if (!first || !cx.ok || contain_volatile_functions((Node *) kept) ||
+			(partial && !probe_keys_plain(kept)))
+			continue;
+		*ids = list_make3_oid(indexoid, index_only, srti);
+		*qual = kept;
+		return true;
+	}
+	return false;
+}
+
 /*
  * A ProbePrefetch over the outer plan of Nested Loop 'nl' (after setrefs.c),
  * or NULL where it does not apply (file header).  The node returns the outer
  * plan's rows as they are: its scan tuple is the outer's target list
  * (custom_scan_tlist, OUTER_VAR Vars over lefttree, which EXPLAIN deparses
- * through), its target list that tuple.  custom_private = ((index OID,
- * index-only, inner's range table index), (PARAM_EXEC numbers), (outer
- * columns setting them)); custom_exprs = (the inner's index conditions).
+ * through), its target list that tuple.  custom_private = (((index OID,
+ * index-only, heap's range table index) of each target), (PARAM_EXEC
+ * numbers), (outer columns setting them)); custom_exprs = (each target's
+ * index conditions): the inner's, then a SubPlan's (probe_subplan_target).
  * 'next_id' gives it a plan node ID of its own.
  */
 Plan *
@@ -457,6 +716,8 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 	bool		index_only;
 	Index		rti;
 	AttrNumber	resno = 0;
+	List	   *sids;
+	List	   *squal;
 
 	if (!pg_dio_enable_probe_prefetch || !plain || nl->nestParams == NIL ||
 		outer == NULL || !probe_outer_ok(outer, partial))
@@ -510,9 +771,16 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 	}
 	cscan->flags = 0;
 	cscan->custom_plans = list_make1(outer);
-	cscan->custom_private = list_make3(list_make3_oid(indexoid, index_only, rti),
+	cscan->custom_private = list_make3(list_make1(list_make3_oid(indexoid, index_only, rti)),
 									   cx.allowed, attnos);
 	cscan->custom_exprs = list_make1(indexqual);
+	if (probe_subplan_target(stmt, nl->join.plan.righttree, rti, indexoid, indexqual,
+							 cx.allowed, partial, &sids, &squal))
+	{
+		lfirst(list_head(cscan->custom_private)) =
+			lappend(linitial(cscan->custom_private), sids);
+		cscan->custom_exprs = lappend(cscan->custom_exprs, squal);
+	}
 	cscan->custom_relids = NULL;
 	cscan->methods = &probe_methods;
 	return &cscan->scan.plan;
@@ -534,21 +802,52 @@ probe_create_state(CustomScan *cscan)
 	return (Node *) ps;
 }
 
+/*
+ * Open target 't': ids = (index OID, index-only, range table index of its
+ * heap), indexqual its index conditions over the join's parameters.
+ */
+static void
+probe_target_begin(ProbeState *ps, ProbeTarget *t, EState *estate, List *ids,
+				   List *indexqual)
+{
+	IndexArrayKeyInfo *arraykeys;
+	int			narraykeys;
+
+	t->index_only = lsecond_oid(ids) != 0;
+	t->heap = ExecGetRangeTableRelation(estate, (Index) lthird_oid(ids), false);
+	t->index = index_open(linitial_oid(ids), AccessShareLock);
+	ExecIndexBuildScanKeys(&ps->css.ss.ps, t->index, indexqual, false,
+						   &t->keys, &t->nkeys, &t->rtkeys, &t->nrtkeys,
+						   &arraykeys, &narraykeys);
+	/* keys from arrays evaluated at run time: the probes are not worth it */
+	if (narraykeys == 0)
+		t->scan = dio_index_beginscan(t->heap, t->index, estate->es_snapshot, NULL,
+									  t->nkeys, true);
+	t->vmbuf = InvalidBuffer;
+	t->nblocks = RelationGetNumberOfBlocks(t->heap);
+	t->last_wanted = InvalidBlockNumber;
+	t->last_leaf = InvalidBlockNumber;
+	if (t->scan == NULL)
+		return;
+	if (pg_dio_os_cache_check && dio_cachestat_available() &&
+		dio_stats_available() && !RelationUsesLocalBuffers(t->heap) &&
+		dio_stream_slot_free())
+		t->oscheck = dio_stream_begin_oscheck(t->heap);
+	t->leafkey = dio_leaf_key_create(t->index, t->keys, t->nkeys);
+}
+
 static void
 probe_begin(CustomScanState *node, EState *estate, int eflags)
 {
 	ProbeState *ps = (ProbeState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	List	   *ids = linitial(cscan->custom_private);
+	List	   *targets = linitial(cscan->custom_private);
 	List	   *paramnos = lsecond(cscan->custom_private);
 	List	   *attnos = lthird(cscan->custom_private);
-	Oid			indexoid = linitial_oid(ids);
-	Index		rti = (Index) lthird_oid(ids);
-	IndexArrayKeyInfo *arraykeys;
-	int			narraykeys;
 	int			i;
 
 	Assert((eflags & (EXEC_FLAG_BACKWARD | EXEC_FLAG_MARK)) == 0);
+	Assert(list_length(targets) >= 1 && list_length(targets) <= PROBE_MAX_TARGETS);
 	ps->outer = ExecInitNode(linitial(cscan->custom_plans), estate, eflags);
 	node->custom_ps = list_make1(ps->outer);
 	/* rows come in the queue's slot or, passed through, in the outer's */
@@ -556,9 +855,6 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 
-	ps->index_only = lsecond_oid(ids) != 0;
-	ps->heap = ExecGetRangeTableRelation(estate, rti, false);
-	ps->index = index_open(indexoid, AccessShareLock);
 	ps->probe_slot = MakeSingleTupleTableSlot(ExecGetResultType(ps->outer),
 											  &TTSOpsMinimalTuple);
 	ps->nparams = list_length(paramnos);
@@ -573,22 +869,13 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 	ps->params = palloc0(sizeof(ParamExecData) *
 						 Max(list_length(estate->es_plannedstmt->paramExecTypes), 1));
 	ps->econtext->ecxt_param_exec_vals = ps->params;
-	ExecIndexBuildScanKeys(&node->ss.ps, ps->index, linitial(cscan->custom_exprs), false,
-						   &ps->keys, &ps->nkeys, &ps->rtkeys, &ps->nrtkeys,
-						   &arraykeys, &narraykeys);
-	/* keys from arrays evaluated at run time: the probes are not worth it */
-	if (narraykeys == 0)
-		ps->scan = dio_index_beginscan(ps->heap, ps->index, estate->es_snapshot, NULL,
-									   ps->nkeys, true);
-	ps->vmbuf = InvalidBuffer;
-	ps->nblocks = RelationGetNumberOfBlocks(ps->heap);
+	for (i = 0; i < list_length(targets); i++)
+	{
+		probe_target_begin(ps, &ps->tg[i], estate, list_nth(targets, i),
+						   list_nth(cscan->custom_exprs, i));
+		ps->ntargets = i + 1;
+	}
 	ps->outer_rows = ((Plan *) linitial(cscan->custom_plans))->plan_rows;
-	ps->last_wanted = InvalidBlockNumber;
-	ps->last_leaf = InvalidBlockNumber;
-	if (ps->scan != NULL && pg_dio_os_cache_check && dio_cachestat_available() &&
-		dio_stats_available() && !RelationUsesLocalBuffers(ps->heap) &&
-		dio_stream_slot_free())
-		ps->oscheck = dio_stream_begin_oscheck(ps->heap);
 
 	ps->qcxt = AllocSetContextCreate(estate->es_query_cxt, "ProbePrefetch queue",
 									 ALLOCSET_DEFAULT_SIZES);
@@ -597,8 +884,6 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 	ps->qsize = ps->max_allowed + 1;
 	ps->queue = palloc(sizeof(MinimalTuple) * ps->qsize);
 	ps->qstate = palloc0(sizeof(uint8) * ps->qsize);
-	if (ps->scan != NULL)
-		ps->leafkey = dio_leaf_key_create(ps->index, ps->keys, ps->nkeys);
 	ps->distance = 1;
 }
 
@@ -608,11 +893,11 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
  * whose blocks are all cached counts toward sampling.
  */
 static bool
-probe_block_oscached(ProbeState *ps, BlockNumber blk)
+probe_block_oscached(ProbeTarget *t, BlockNumber blk)
 {
-	if (ps->oscheck != NULL && dio_stream_os_cached(ps->oscheck, blk, 1) > 0)
+	if (t->oscheck != NULL && dio_stream_os_cached(t->oscheck, blk, 1) > 0)
 	{
-		ps->blocks_oscached++;
+		t->blocks_oscached++;
 		return true;
 	}
 	return false;
@@ -620,13 +905,13 @@ probe_block_oscached(ProbeState *ps, BlockNumber blk)
 
 /* The bitmap of chunks advised, allocated on first use; NULL where none. */
 static uint8 *
-probe_chunks(ProbeState *ps)
+probe_chunks(ProbeState *ps, ProbeTarget *t)
 {
-	if (ps->chunk_done == NULL && ps->nblocks >= PROBE_CHUNK &&
-		ps->nblocks <= PROBE_CHUNK_MAX_BLOCKS && !(io_direct_flags & IO_DIRECT_DATA))
-		ps->chunk_done = MemoryContextAllocZero(GetMemoryChunkContext(ps),
-												(ps->nblocks / PROBE_CHUNK) / BITS_PER_BYTE + 1);
-	return ps->chunk_done;
+	if (t->chunk_done == NULL && t->nblocks >= PROBE_CHUNK &&
+		t->nblocks <= PROBE_CHUNK_MAX_BLOCKS && !(io_direct_flags & IO_DIRECT_DATA))
+		t->chunk_done = MemoryContextAllocZero(GetMemoryChunkContext(ps),
+												(t->nblocks / PROBE_CHUNK) / BITS_PER_BYTE + 1);
+	return t->chunk_done;
 }
 
 /*
@@ -639,17 +924,17 @@ probe_chunks(ProbeState *ps)
  * cached.
  */
 static bool
-probe_dense(ProbeState *ps)
+probe_dense(ProbeState *ps, ProbeTarget *t)
 {
 	double		probes;
 
-	if (!ps->dense && ps->probes >= PROBE_DENSE_AFTER)
+	if (!t->dense && ps->probes >= PROBE_DENSE_AFTER)
 	{
 		probes = Max(ps->outer_rows, (double) ps->probes);
-		ps->dense = (double) ps->blocks_seen / ps->probes * probes >=
-			ps->nblocks * PROBE_DENSE_TOUCHES;
+		t->dense = (double) t->blocks_seen / ps->probes * probes >=
+			t->nblocks * PROBE_DENSE_TOUCHES;
 	}
-	return ps->dense;
+	return t->dense;
 }
 
 /*
@@ -659,50 +944,50 @@ probe_dense(ProbeState *ps)
  * block they would get none, so the chunks ahead are advised instead.
  */
 static bool
-probe_sequential(ProbeState *ps, BlockNumber blk)
+probe_sequential(ProbeTarget *t, BlockNumber blk)
 {
-	if (blk == ps->last_wanted)
-		return ps->run >= PROBE_SEQ_RUN;
-	if (BlockNumberIsValid(ps->last_wanted) && blk > ps->last_wanted &&
-		blk - ps->last_wanted <= PROBE_CHUNK)
-		ps->run = Min(ps->run + 1, PROBE_SEQ_RUN);
+	if (blk == t->last_wanted)
+		return t->run >= PROBE_SEQ_RUN;
+	if (BlockNumberIsValid(t->last_wanted) && blk > t->last_wanted &&
+		blk - t->last_wanted <= PROBE_CHUNK)
+		t->run = Min(t->run + 1, PROBE_SEQ_RUN);
 	else
-		ps->run = 0;
-	ps->last_wanted = blk;
-	return ps->run >= PROBE_SEQ_RUN;
+		t->run = 0;
+	t->last_wanted = blk;
+	return t->run >= PROBE_SEQ_RUN;
 }
 
 /* Was the chunk of 'blk' advised? */
 static inline bool
-probe_chunk_done(ProbeState *ps, BlockNumber blk)
+probe_chunk_done(ProbeTarget *t, BlockNumber blk)
 {
 	BlockNumber chunk = blk / PROBE_CHUNK;
 
-	return ps->chunk_done != NULL && blk < ps->nblocks &&
-		(ps->chunk_done[chunk / BITS_PER_BYTE] & (1 << (chunk % BITS_PER_BYTE))) != 0;
+	return t->chunk_done != NULL && blk < t->nblocks &&
+		(t->chunk_done[chunk / BITS_PER_BYTE] & (1 << (chunk % BITS_PER_BYTE))) != 0;
 }
 
 /* Advise chunk 'chunk' of the heap unless done or cached; whether it was. */
 static bool
-probe_advise_chunk(ProbeState *ps, BlockNumber chunk)
+probe_advise_chunk(ProbeTarget *t, BlockNumber chunk)
 {
 	BlockNumber lo = chunk * PROBE_CHUNK;
 	int			n;
 
-	if (lo >= ps->nblocks ||
-		(ps->chunk_done[chunk / BITS_PER_BYTE] & (1 << (chunk % BITS_PER_BYTE))))
+	if (lo >= t->nblocks ||
+		(t->chunk_done[chunk / BITS_PER_BYTE] & (1 << (chunk % BITS_PER_BYTE))))
 		return false;
-	ps->chunk_done[chunk / BITS_PER_BYTE] |= 1 << (chunk % BITS_PER_BYTE);
-	n = Min(PROBE_CHUNK, ps->nblocks - lo);
+	t->chunk_done[chunk / BITS_PER_BYTE] |= 1 << (chunk % BITS_PER_BYTE);
+	n = Min(PROBE_CHUNK, t->nblocks - lo);
 	/* all in the OS page cache: no read, and warm runs go to sampling */
-	if (ps->oscheck != NULL && dio_stream_os_cached(ps->oscheck, lo, n) == n)
+	if (t->oscheck != NULL && dio_stream_os_cached(t->oscheck, lo, n) == n)
 	{
-		ps->blocks_oscached += n;
+		t->blocks_oscached += n;
 		return false;
 	}
-	(void) smgrprefetch(RelationGetSmgr(ps->heap), MAIN_FORKNUM, lo, n);
-	ps->blocks_advised += n;
-	ps->chunks_advised++;
+	(void) smgrprefetch(RelationGetSmgr(t->heap), MAIN_FORKNUM, lo, n);
+	t->blocks_advised += n;
+	t->chunks_advised++;
 	return true;
 }
 
@@ -713,17 +998,17 @@ probe_advise_chunk(ProbeState *ps, BlockNumber chunk)
  * to PROBE_SEEN_MAX blocks are counted for the density.
  */
 static bool
-probe_scan_blocks(ProbeState *ps)
+probe_scan_blocks(ProbeState *ps, ProbeTarget *t)
 {
 	BlockNumber last = InvalidBlockNumber;
-	bool		dense = probe_dense(ps);
+	bool		dense = probe_dense(ps, t);
 	int			nblocks = 0;
 	bool		started = false;
 	ItemPointer tid;
 
-	index_rescan(ps->scan, ps->keys, ps->nkeys, NULL, 0);
+	index_rescan(t->scan, t->keys, t->nkeys, NULL, 0);
 	while (nblocks < PROBE_SEEN_MAX &&
-		   (tid = index_getnext_tid(ps->scan, ForwardScanDirection)) != NULL)
+		   (tid = index_getnext_tid(t->scan, ForwardScanDirection)) != NULL)
 	{
 		BlockNumber blk = ItemPointerGetBlockNumber(tid);
 		bool		seq;
@@ -733,45 +1018,45 @@ probe_scan_blocks(ProbeState *ps)
 			continue;
 		last = blk;
 		nblocks++;
-		ps->blocks_seen++;
+		t->blocks_seen++;
 		if (!dense && nblocks > PROBE_MAX_BLOCKS)
 			continue;
-		if (ps->index_only && VM_ALL_VISIBLE(ps->heap, blk, &ps->vmbuf))
+		if (t->index_only && VM_ALL_VISIBLE(t->heap, blk, &t->vmbuf))
 			continue;
-		if (dio_block_resident(ps->heap, blk))
+		if (dio_block_resident(t->heap, blk))
 		{
-			ps->blocks_cached++;
+			t->blocks_cached++;
 			continue;
 		}
-		seq = probe_sequential(ps, blk);
-		if (probe_chunk_done(ps, blk))
+		seq = probe_sequential(t, blk);
+		if (probe_chunk_done(t, blk))
 			continue;
-		if ((dense || seq) && blk < ps->nblocks && probe_chunks(ps) != NULL)
+		if ((dense || seq) && blk < t->nblocks && probe_chunks(ps, t) != NULL)
 		{
 			BlockNumber chunk = blk / PROBE_CHUNK;
 
-			if (probe_advise_chunk(ps, chunk))
+			if (probe_advise_chunk(t, chunk))
 				started = true;
 			for (int i = 1; seq && i <= PROBE_SEQ_AHEAD; i++)
-				if (probe_advise_chunk(ps, chunk + i))
+				if (probe_advise_chunk(t, chunk + i))
 					started = true;
 			continue;
 		}
-		if (probe_block_oscached(ps, blk))
+		if (probe_block_oscached(t, blk))
 			continue;
-		r = PrefetchBuffer(ps->heap, MAIN_FORKNUM, blk);
+		r = PrefetchBuffer(t->heap, MAIN_FORKNUM, blk);
 		if (r.initiated_io)
 		{
-			ps->blocks_advised++;
+			t->blocks_advised++;
 			started = true;
 		}
 		else
-			ps->blocks_cached++;
+			t->blocks_cached++;
 	}
 	return started;
 }
 
-/* Set the probe's index keys from the queued outer row 'mt'. */
+/* Set the probes' index keys from the queued outer row 'mt'. */
 static void
 probe_set_keys(ProbeState *ps, MinimalTuple mt)
 {
@@ -783,15 +1068,16 @@ probe_set_keys(ProbeState *ps, MinimalTuple mt)
 		prm->value = slot_getattr(ps->probe_slot, ps->attnos[i], &prm->isnull);
 	}
 	ResetExprContext(ps->econtext);
-	ExecIndexEvalRuntimeKeys(ps->econtext, ps->rtkeys, ps->nrtkeys);
+	for (int i = 0; i < ps->ntargets; i++)
+		ExecIndexEvalRuntimeKeys(ps->econtext, ps->tg[i].rtkeys, ps->tg[i].nrtkeys);
 	ExecClearTuple(ps->probe_slot);
 }
 
 /* Advise the leaf page the probe for the row will start at; whether read. */
 static bool
-probe_leaf(ProbeState *ps)
+probe_leaf(ProbeTarget *t)
 {
-	BlockNumber leaf = dio_leaf_find(ps->leafkey, ps->index, ps->heap, ps->keys);
+	BlockNumber leaf = dio_leaf_find(t->leafkey, t->index, t->heap, t->keys);
 	PrefetchBufferResult r;
 
 	bool		forward;
@@ -801,42 +1087,41 @@ probe_leaf(ProbeState *ps)
 	 * ones: the kernel's sequential read-ahead follows the probes' own reads
 	 * of those, and advice a page at a time would stop it.
 	 */
-	if (!BlockNumberIsValid(leaf) || leaf == ps->last_leaf)
+	if (!BlockNumberIsValid(leaf) || leaf == t->last_leaf)
 		return false;
-	forward = BlockNumberIsValid(ps->last_leaf) && leaf > ps->last_leaf &&
-		leaf - ps->last_leaf <= PROBE_CHUNK;
-	ps->last_leaf = leaf;
+	forward = BlockNumberIsValid(t->last_leaf) && leaf > t->last_leaf &&
+		leaf - t->last_leaf <= PROBE_CHUNK;
+	t->last_leaf = leaf;
 	if (forward)
 		return false;
-	r = PrefetchBuffer(ps->index, MAIN_FORKNUM, leaf);
+	r = PrefetchBuffer(t->index, MAIN_FORKNUM, leaf);
 	if (r.initiated_io)
-		ps->leaves_advised++;
+		t->leaves_advised++;
 	else
-		ps->leaves_cached++;
+		t->leaves_cached++;
 	return r.initiated_io;
 }
 
-/*
- * For the queued outer row 'mt': the leaf its probe will start at advised
- * (leaf true), or the probe run and the heap blocks the inner scan will
- * fetch advised.  Whether any of them started a read.
- */
+/* One target's probe (probe_advise); its index's statistics left alone. */
 static bool
-probe_advise(ProbeState *ps, MinimalTuple mt, bool leaf)
+probe_target(ProbeState *ps, ProbeTarget *t, bool leaf)
 {
-	Relation	index = ps->index;
+	Relation	index = t->index;
 	bool		enabled = index->pgstat_enabled;
 	struct PgStat_TableStatus *info = index->pgstat_info;
 	volatile bool started = false;
 
-	probe_set_keys(ps, mt);
-
 	/* core counts the inner's scans and reads of the index, not these */
 	index->pgstat_enabled = false;
 	index->pgstat_info = NULL;
+	if (t->scan == NULL)
+		return false;
 	PG_TRY();
 	{
-		started = leaf ? probe_leaf(ps) : probe_scan_blocks(ps);
+		if (!leaf)
+			started = probe_scan_blocks(ps, t);
+		else if (t->leafkey != NULL)
+			started = probe_leaf(t);
 	}
 	PG_FINALLY();
 	{
@@ -844,6 +1129,23 @@ probe_advise(ProbeState *ps, MinimalTuple mt, bool leaf)
 		index->pgstat_info = info;
 	}
 	PG_END_TRY();
+	return started;
+}
+
+/*
+ * For the queued outer row 'mt', on each target: the leaf its probe will
+ * start at advised (leaf true), or the probe run and the heap blocks the
+ * scan will fetch advised.  Whether any of them started a read.
+ */
+static bool
+probe_advise(ProbeState *ps, MinimalTuple mt, bool leaf)
+{
+	bool		started = false;
+
+	probe_set_keys(ps, mt);
+	for (int i = 0; i < ps->ntargets; i++)
+		if (probe_target(ps, &ps->tg[i], leaf))
+			started = true;
 	if (!leaf)
 		ps->probes++;
 	return started;
@@ -892,7 +1194,7 @@ probe_read_one(ProbeState *ps)
 	MemoryContext old;
 	MinimalTuple mt;
 	int			pos;
-	int			lag = ps->leafkey != NULL ? ps->distance / 2 : 0;
+	int			lag = ps->tg[0].leafkey != NULL ? ps->distance / 2 : 0;
 
 	if (TupIsNull(slot))
 	{
@@ -914,7 +1216,7 @@ probe_read_one(ProbeState *ps)
 	ps->qstate[pos] = PQ_NONE;
 	ps->qcount++;
 
-	if (ps->scan == NULL)
+	if (ps->tg[0].scan == NULL)
 		return true;
 	if (ps->idle < PROBE_IDLE_LIMIT || (++ps->skipped % PROBE_IDLE_LIMIT) == 0)
 	{
@@ -953,7 +1255,7 @@ probe_pass(ProbeState *ps)
 		ps->outer_done = true;
 		return ExecClearTuple(ps->css.ss.ss_ScanTupleSlot);
 	}
-	if (ps->scan != NULL && (++ps->skipped % PROBE_IDLE_LIMIT) == 0)
+	if (ps->tg[0].scan != NULL && (++ps->skipped % PROBE_IDLE_LIMIT) == 0)
 	{
 		old = MemoryContextSwitchTo(ps->qcxt);
 		mt = ExecCopySlotMinimalTuple(slot);
@@ -980,7 +1282,7 @@ probe_exec(CustomScanState *node)
 		ps->returned = NULL;
 	}
 	/* sampling: what is queued is returned, then rows pass through */
-	pass = ps->scan == NULL || ps->idle >= PROBE_IDLE_LIMIT;
+	pass = ps->tg[0].scan == NULL || ps->idle >= PROBE_IDLE_LIMIT;
 	if (pass && ps->qcount == 0 && !ps->outer_done)
 		return probe_pass(ps);
 	/* keep 'distance' rows queued ahead of the one returned */
@@ -1024,17 +1326,62 @@ probe_end(CustomScanState *node)
 {
 	ProbeState *ps = (ProbeState *) node;
 
-	if (ps->scan != NULL)
-		index_endscan(ps->scan);
-	if (ps->oscheck != NULL)
-		dio_stream_end(ps->oscheck);
-	if (ps->index != NULL)
-		index_close(ps->index, NoLock);
-	if (BufferIsValid(ps->vmbuf))
-		ReleaseBuffer(ps->vmbuf);
+	for (int i = 0; i < ps->ntargets; i++)
+	{
+		ProbeTarget *t = &ps->tg[i];
+
+		if (t->scan != NULL)
+			index_endscan(t->scan);
+		if (t->oscheck != NULL)
+			dio_stream_end(t->oscheck);
+		if (t->index != NULL)
+			index_close(t->index, NoLock);
+		if (BufferIsValid(t->vmbuf))
+			ReleaseBuffer(t->vmbuf);
+	}
 	if (ps->probe_slot != NULL)
 		ExecDropSingleTupleTableSlot(ps->probe_slot);
 	ExecEndNode(ps->outer);
+}
+
+/* One target's counters; 'what' prefixes their labels ("" or "SubPlan "). */
+static void
+probe_explain_target(ProbeTarget *t, const char *what, ExplainState *es)
+{
+	char		label[64];
+
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		ExplainIndentText(es);
+		appendStringInfo(es->str, "%sHeap Blocks: advised=%" PRIu64 " in shared buffers=%" PRIu64
+						 " os-cached=%" PRIu64,
+						 what, t->blocks_advised, t->blocks_cached, t->blocks_oscached);
+		if (t->chunks_advised > 0)
+			appendStringInfo(es->str, " chunks=%" PRIu64, t->chunks_advised);
+		appendStringInfoChar(es->str, '\n');
+		if (t->leafkey != NULL)
+		{
+			ExplainIndentText(es);
+			appendStringInfo(es->str, "%sLeaf Pages: advised=%" PRIu64 " in shared buffers=%" PRIu64 "\n",
+							 what, t->leaves_advised, t->leaves_cached);
+		}
+		return;
+	}
+#define PROBE_PROP(name, value) \
+	do { \
+		snprintf(label, sizeof(label), "%s%s", what, (name)); \
+		ExplainPropertyUInteger(label, NULL, (value), es); \
+	} while (0)
+	PROBE_PROP("Heap Blocks Advised", t->blocks_advised);
+	PROBE_PROP("Heap Blocks In Shared Buffers", t->blocks_cached);
+	PROBE_PROP("Heap Blocks OS-Cached", t->blocks_oscached);
+	PROBE_PROP("Heap Chunks Advised", t->chunks_advised);
+	if (t->leafkey != NULL)
+	{
+		PROBE_PROP("Leaf Pages Advised", t->leaves_advised);
+		PROBE_PROP("Leaf Pages In Shared Buffers", t->leaves_cached);
+	}
+#undef PROBE_PROP
 }
 
 static void
@@ -1042,10 +1389,15 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	ProbeState *ps = (ProbeState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	Oid			indexoid = linitial_oid(linitial(cscan->custom_private));
-	char	   *idxname = get_rel_name(indexoid);
+	List	   *targets = linitial(cscan->custom_private);
+	char	   *idxname = get_rel_name(linitial_oid(linitial(targets)));
 
 	ExplainPropertyText("Probe Index", idxname ? idxname : "?", es);
+	if (list_length(targets) > 1)
+	{
+		idxname = get_rel_name(linitial_oid(lsecond(targets)));
+		ExplainPropertyText("SubPlan Probe Index", idxname ? idxname : "?", es);
+	}
 	if (!es->analyze || ps->qcxt == NULL)
 		return;
 	if (es->format == EXPLAIN_FORMAT_TEXT)
@@ -1053,34 +1405,15 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainIndentText(es);
 		appendStringInfo(es->str, "Probes: %" PRIu64 " look-ahead max=%d\n",
 						 ps->probes, ps->max_distance);
-		ExplainIndentText(es);
-		appendStringInfo(es->str, "Heap Blocks: advised=%" PRIu64 " in shared buffers=%" PRIu64
-						 " os-cached=%" PRIu64,
-						 ps->blocks_advised, ps->blocks_cached, ps->blocks_oscached);
-		if (ps->chunks_advised > 0)
-			appendStringInfo(es->str, " chunks=%" PRIu64, ps->chunks_advised);
-		appendStringInfoChar(es->str, '\n');
-		if (ps->leafkey != NULL)
-		{
-			ExplainIndentText(es);
-			appendStringInfo(es->str, "Leaf Pages: advised=%" PRIu64 " in shared buffers=%" PRIu64 "\n",
-							 ps->leaves_advised, ps->leaves_cached);
-		}
 	}
 	else
 	{
 		ExplainPropertyUInteger("Probes", NULL, ps->probes, es);
 		ExplainPropertyInteger("Look-ahead Max", NULL, ps->max_distance, es);
-		ExplainPropertyUInteger("Heap Blocks Advised", NULL, ps->blocks_advised, es);
-		ExplainPropertyUInteger("Heap Blocks In Shared Buffers", NULL, ps->blocks_cached, es);
-		ExplainPropertyUInteger("Heap Blocks OS-Cached", NULL, ps->blocks_oscached, es);
-		ExplainPropertyUInteger("Heap Chunks Advised", NULL, ps->chunks_advised, es);
-		if (ps->leafkey != NULL)
-		{
-			ExplainPropertyUInteger("Leaf Pages Advised", NULL, ps->leaves_advised, es);
-			ExplainPropertyUInteger("Leaf Pages In Shared Buffers", NULL, ps->leaves_cached, es);
-		}
 	}
+	probe_explain_target(&ps->tg[0], "", es);
+	for (int i = 1; i < ps->ntargets; i++)
+		probe_explain_target(&ps->tg[i], "SubPlan ", es);
 }
 
 void
