@@ -12,6 +12,9 @@ SET enable_mergejoin = off;
 SET enable_memoize = off;
 SET enable_bitmapscan = off;
 SET pg_dio.direct_scan_threshold = 0;
+-- the advice path first; the direct reads for forward probes have their own
+-- section at the end
+SET pg_dio.probe_direct_read = off;
 
 CREATE TABLE pp_t (id int, g int, k text, pad text) WITH (autovacuum_enabled = off);
 INSERT INTO pp_t SELECT i, i / 4, 'k' || (i % 5000), repeat('p', 1500)
@@ -333,17 +336,136 @@ END
 $$;
 RESET statement_timeout;
 
+--
+-- Direct reads for probes that walk the heap forward
+-- (pg_dio.probe_direct_read): where the inner index follows its heap's order
+-- (pp_t_id, correlation 1), ProbePrefetch reads the 128 kB chunks ahead of
+-- forward probes with O_DIRECT, and the inner, a PrefetchIndexScan whatever
+-- its rows, takes its blocks' images from them: only blocks all-visible and
+-- not in shared buffers when read, and images that pass verification and
+-- are all-visible; every other block through the buffer manager
+--
+SET pg_dio.probe_direct_read = on;
+VACUUM (FREEZE) pp_t;
+-- EXPLAIN ANALYZE (JSON): the feed's figures and the inner's direct blocks
+CREATE FUNCTION pp_direct(q text, OUT chunks bigint, OUT blocks bigint, OUT used bigint,
+                          OUT unusable bigint, OUT stopped boolean, OUT inner_direct bigint,
+                          OUT inner_read bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+    j jsonb;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
+    SELECT (n ->> 'Direct Chunks')::bigint, (n ->> 'Direct Blocks')::bigint,
+           (n ->> 'Direct Blocks Used')::bigint, (n ->> 'Direct Blocks Unusable')::bigint,
+           (n ->> 'Direct Reads Stopped')::boolean
+      INTO chunks, blocks, used, unusable, stopped
+      FROM jsonb_path_query(j, 'strict $.**') n
+     WHERE n ->> 'Custom Plan Provider' = 'ProbePrefetch' LIMIT 1;
+    SELECT (n ->> 'Heap Blocks Direct')::bigint, (n ->> 'Heap Blocks Read')::bigint
+      INTO inner_direct, inner_read
+      FROM jsonb_path_query(j, 'strict $.**') n
+     WHERE n ->> 'Custom Plan Provider' = 'PrefetchIndexScan' LIMIT 1;
+END
+$$;
+SELECT dio_plan('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
+-- a semi join's probe of one row too
+SELECT dio_plan('SELECT o.x FROM (SELECT x FROM pp_o ORDER BY x) o
+                 WHERE EXISTS (SELECT FROM pp_t t WHERE t.id = o.x AND t.g >= 0)');
+-- cold: the chunks read once each, the inner's blocks taken from them
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT chunks > 0 AS chunks_read,
+       chunks <= (SELECT pg_relation_size('pp_t') / 8192 / 16 + 1) AS each_chunk_once,
+       blocks = chunks * 16 AS all_blocks_usable, used > 0 AS images_used, unusable = 0 AS all_verified,
+       inner_direct >= used AS inner_took_them, inner_read < used AS few_buffered
+  FROM pp_direct('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
+-- nothing left behind: neither in shared buffers nor in the OS page cache
+SELECT shared_buffers < 100 AS few_in_shared_buffers, os_cache < 100 AS few_os_cached
+  FROM pg_dio_residency('pp_t') WHERE fork = 'main';
+-- core's rows in core's order, cold (the inner's images) and warm
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT pp_compare('SELECT o.x, t.id, t.g, t.k, length(t.pad) FROM (SELECT x FROM pp_o ORDER BY x) o
+                   JOIN pp_t t ON t.id = o.x');
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT pp_compare('SELECT o.x FROM (SELECT x FROM pp_o ORDER BY x) o
+                   WHERE EXISTS (SELECT FROM pp_t t WHERE t.id = o.x AND t.g >= 0)');
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT pp_compare('SELECT o.x, t.id FROM (SELECT x FROM pp_o ORDER BY x) o
+                   LEFT JOIN pp_t t ON t.id = o.x + 3 AND t.g % 3 = 0');
+-- rescanned: the join inside a correlated subquery, run once per outer row
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT pp_compare('SELECT a.y, (SELECT sum(length(t.pad)) FROM (SELECT x FROM pp_o WHERE y = a.y ORDER BY x) o
+                                 JOIN pp_t t ON t.id = o.x)
+                     FROM (SELECT DISTINCT y FROM pp_o) a ORDER BY a.y');
+-- blocks changed since the freeze are not all-visible: read through the
+-- buffer manager, the chunk's other blocks still directly
+UPDATE pp_t SET g = g WHERE id % 400 = 0;
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT blocks < chunks * 16 AS changed_blocks_left_out, used > 0 AS images_used, unusable = 0 AS all_verified
+  FROM pp_direct('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT pp_compare('SELECT o.x, t.id, t.g, length(t.pad) FROM (SELECT x FROM pp_o ORDER BY x) o
+                   JOIN pp_t t ON t.id = o.x');
+VACUUM (FREEZE) pp_t;
+-- warm (in the OS page cache): nothing read directly
+SET pg_dio.enable_direct_scan = off;
+SELECT sum(length(pad)) FROM pp_t;
+RESET pg_dio.enable_direct_scan;
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t', os_cache => false);
+SELECT chunks = 0 AS none_read_directly
+  FROM pp_direct('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
+-- probes that walk forward but want few blocks of each chunk (every 12th
+-- block): the feed stops reading once the chunks it gave back were used
+-- less than a fifth, and the rest is advised
+CREATE TABLE pp_sparse AS SELECT i FROM generate_series(1, 20000, 48) i;
+ANALYZE pp_sparse;
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT stopped AS stopped_when_sparse, chunks < (SELECT pg_relation_size('pp_t') / 8192 / 16 / 2) AS not_every_chunk
+  FROM pp_direct('SELECT o.i, t.pad FROM pp_sparse o JOIN pp_t t ON t.id = o.i');
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT pp_compare('SELECT o.i, t.id, length(t.pad) FROM pp_sparse o JOIN pp_t t ON t.id = o.i');
+-- where it is not planned: index-only inner, a heap smaller than
+-- pg_dio.direct_scan_threshold, the inner index not in the heap's order
+-- (pp_t_k), a parallel-aware outer (each process probes for its share of
+-- the rows, and their walks would read the same chunks), and the setting off
+SELECT dio_plan('SELECT o.x, t.id FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id BETWEEN o.x AND o.x + 3');
+SET pg_dio.direct_scan_threshold = 100000;
+SELECT dio_plan('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
+SET pg_dio.direct_scan_threshold = 0;
+SELECT chunks IS NULL AS no_feed
+  FROM pp_direct('SELECT o.s, t.pad FROM (SELECT s FROM pp_o ORDER BY s) o JOIN pp_t t ON t.k = o.s');
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT dio_plan('SELECT sum(t.g) FROM pp_o o JOIN pp_t t ON t.id = o.x');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
+SET pg_dio.probe_direct_read = off;
+SELECT dio_plan('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
+-- SERIALIZABLE: planned, but no image is used (predicate locks need the buffer)
+SET pg_dio.probe_direct_read = on;
+BEGIN ISOLATION LEVEL SERIALIZABLE;
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT chunks IS NULL AS no_feed, inner_direct = 0 AS no_images
+  FROM pp_direct('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
+COMMIT;
+
 -- (checks: the settings)
 SELECT name, setting, unit, min_val, max_val, context FROM pg_settings
- WHERE name IN ('pg_dio.enable_probe_prefetch', 'pg_dio.probe_prefetch_distance') ORDER BY name;
+ WHERE name IN ('pg_dio.enable_probe_prefetch', 'pg_dio.probe_prefetch_distance',
+                'pg_dio.probe_direct_read') ORDER BY name;
 SET pg_dio.probe_prefetch_distance = 0;
 
-DROP FUNCTION pp_compare, pp_counts, pp_sub_advised;
-DROP TABLE pp_t, pp_o, pp_ps;
+DROP FUNCTION pp_compare, pp_counts, pp_sub_advised, pp_direct;
+DROP TABLE pp_t, pp_o, pp_ps, pp_sparse;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_memoize;
 RESET enable_bitmapscan;
 RESET pg_dio.direct_scan_threshold;
+RESET pg_dio.probe_direct_read;
 RESET max_parallel_workers_per_gather;
 RESET jit;

@@ -65,6 +65,7 @@
 
 #include "compat.h"
 #include "diag.h"
+#include "scan_feed.h"
 #include "scan_narrow.h"
 #include "scan_prefetch.h"
 #include "scan_prefetch_internal.h"
@@ -300,6 +301,16 @@ pf_heap_rows_estimate(const Plan *plan, List *indexqual, Oid indexoid,
 	return rows;
 }
 
+/* The correlation of the index's leading column with the heap's order, or 0. */
+double
+pf_index_correlation(Oid relid, Oid indexoid)
+{
+	PfLeading	lead;
+
+	pf_leading_stats(relid, indexoid, &lead);
+	return lead.corr;
+}
+
 /*
  * The heap blocks a run's 'rows' fall on, by the correlation of the index's
  * leading column with the heap's order (pg_statistic, as btcostestimate
@@ -341,8 +352,51 @@ pf_heap_blocks_estimate(const PfLeading *lead, double rows)
  * gets a narrow scan tuple (scan_narrow.c); an index-only scan's scan tuple
  * is the index's columns (indextlist), as in core.
  */
+static Plan *pf_build(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded,
+					  bool first, bool force);
+
 Plan *
 pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool first)
+{
+	return pf_build(stmt, plan, plain, bounded, first, false);
+}
+
+/*
+ * The inner scan 'plan' of a nested loop under a ProbePrefetch with plan node
+ * ID 'feeder' that reads heap chunks directly (scan_feed.c), made to take
+ * them: a core IndexScan becomes a PrefetchIndexScan whatever its rows (the
+ * images are worth the node's start), a PrefetchIndexScan is marked.  False,
+ * 'plan' unchanged, where it cannot: index-only scans read only blocks that
+ * are not all-visible, and a scan outside a plain SELECT uses no images.
+ */
+bool
+pf_make_fed(PlannedStmt *stmt, Plan **plan, int feeder)
+{
+	CustomScan *cscan;
+	List	   *ids;
+
+	if (IsA(*plan, IndexScan))
+	{
+		Plan	   *sub = pf_build(stmt, *plan, true, false, false, true);
+
+		if (sub == NULL)
+			return false;
+		*plan = sub;
+	}
+	if (!IsA(*plan, CustomScan) || ((CustomScan *) *plan)->methods != &pf_scan_methods)
+		return false;
+	cscan = (CustomScan *) *plan;
+	ids = linitial(cscan->custom_private);
+	if (lthird_oid(ids) == 0)
+		return false;
+	if (list_length(ids) < 5)
+		ids = lappend_oid(ids, (Oid) (feeder + 1));
+	linitial(cscan->custom_private) = ids;
+	return true;
+}
+
+static Plan *
+pf_build(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool first, bool force)
 {
 	Scan	   *scan = (Scan *) plan;
 	RangeTblEntry *rte = rt_fetch(scan->scanrelid, stmt->rtable);
@@ -384,10 +438,11 @@ pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool firs
 	}
 	pf_leading_stats(rte->relid, indexoid, &lead);
 	rows = pf_heap_rows_estimate(plan, indexqual, indexoid, &lead, index_only, first);
-	if (rows < (double) pg_dio_index_prefetch_min_rows)
+	if (!force && rows < (double) pg_dio_index_prefetch_min_rows)
 		return NULL;
 	/* rows that fall on one block leave nothing to read ahead of it */
-	if (pg_dio_index_prefetch_min_rows > 0 && pf_heap_blocks_estimate(&lead, rows) < 2)
+	if (!force && pg_dio_index_prefetch_min_rows > 0 &&
+		pf_heap_blocks_estimate(&lead, rows) < 2)
 		return NULL;
 	am = GetIndexAmRoutineByAmId(get_rel_relam(indexoid), false);
 	gettuple = am->amgettuple != NULL;
@@ -613,6 +668,7 @@ pf_create_scan_state(CustomScan *cscan)
 	st->index_only = index_only;
 	st->plain_select = lthird_oid(oids) != 0;
 	st->bounded = lfourth_oid(oids) != 0;
+	st->feeder = list_length(oids) >= 5 ? (int) list_nth_oid(oids, 4) - 1 : -1;
 	st->narrow = !index_only && cscan->custom_scan_tlist != NIL;
 	st->css.methods = index_only ? &pf_only_exec_methods : &pf_exec_methods;
 	st->css.slotOps = index_only || st->narrow ? &TTSOpsVirtual : &TTSOpsBufferHeapTuple;
@@ -666,6 +722,9 @@ pf_begin_scan(CustomScanState *node, EState *estate, int eflags)
 	}
 
 	ra_init(&st->ra, estate->es_query_cxt, node->ss.ss_ScanTupleSlot);
+	/* the nested loop began the ProbePrefetch on its outer side first */
+	if (st->feeder >= 0 && st->plain_select)
+		st->feed = dio_feed_find(estate, st->feeder);
 	st->qcxt = AllocSetContextCreate(estate->es_query_cxt,
 									 "pg_dio index prefetch queue",
 									 ALLOCSET_DEFAULT_SIZES);

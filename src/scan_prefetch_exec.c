@@ -300,6 +300,7 @@ pf_start(PfScanState *st)
 	/* plain SELECTs only: never index-only, whose blocks are not all-visible */
 	setup.direct = pg_dio_index_direct_read && st->plain_select;
 	setup.copies = st->index_only;
+	setup.feed = st->feed;
 	setup.fetch = pf_fetch;
 	setup.take = st->index_only ? NULL : pf_take;
 	setup.arg = st;

@@ -55,6 +55,9 @@ typedef struct PfScanState
 	 */
 	bool		plain_select;	/* no row marks, no EvalPlanQual */
 	bool		bounded;		/* below a Limit (pf_substitute) */
+	int			feeder;			/* plan node ID of the ProbePrefetch that
+								 * reads heap chunks for it, or -1 */
+	struct DioFeed *feed;		/* ... its feed (scan_feed.c), or NULL */
 	bool		narrow;
 	DioNarrow	narrow_map;
 	TupleTableSlot *heapslot;

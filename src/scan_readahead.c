@@ -80,6 +80,7 @@
 #include "diag.h"
 #include "engine.h"
 #include "safety.h"
+#include "scan_feed.h"
 #include "scan_readahead.h"
 
 /* TIDs needing no block that one callback call may queue, at first and at most */
@@ -235,6 +236,7 @@ ra_start(RaState *ra, const RaSetup *setup)
 		!IsolationIsSerializable() && dio_stats_available();
 	/* before any visibility-map bit it governs is read (ra_direct_block) */
 	ra->lsn_bound = dio_image_lsn_bound(setup->snapshot);
+	ra->feed = ra->selfread ? setup->feed : NULL;
 	if (setup->queued && !ra->selfread)
 		ra->stream = read_stream_begin_relation(READ_STREAM_DEFAULT, NULL,
 												heap, MAIN_FORKNUM,
@@ -390,8 +392,12 @@ static void
 ra_direct_release(RaState *ra)
 {
 	ExecClearTuple(ra->slot);
-	dio_stream_release(ra->dstream, &ra->run);
+	if (ra->borrowed)
+		dio_feed_untake(ra->feed);
+	else
+		dio_stream_release(ra->dstream, &ra->run);
 	ra->have_run = false;
+	ra->borrowed = false;
 }
 
 /*
@@ -421,6 +427,29 @@ ra_direct_take(RaState *ra, BlockNumber blk)
 	if (BufferIsValid(ra->cur_buf))
 		ReleaseBuffer(ra->cur_buf);
 	ra->cur_buf = InvalidBuffer;
+	ra->dpage = (Page) ra->run.data;
+	ra->dblk = blk;
+	return true;
+}
+
+/*
+ * The consumer arrived at a group start that it would read itself: take
+ * the feed's image of the block if it has a usable one (scan_feed.c).
+ */
+static bool
+ra_feed_take(RaState *ra, BlockNumber blk)
+{
+	Page		page = dio_feed_take(ra->feed, blk);
+
+	if (page == NULL)
+		return false;
+	ra->c.direct++;
+	if (BufferIsValid(ra->cur_buf))
+		ReleaseBuffer(ra->cur_buf);
+	ra->cur_buf = InvalidBuffer;
+	ra->have_run = true;
+	ra->borrowed = true;
+	ra->dpage = page;
 	ra->dblk = blk;
 	return true;
 }
@@ -436,7 +465,7 @@ ra_direct_take(RaState *ra, BlockNumber blk)
 static bool
 ra_direct_fetch(RaState *ra, ItemPointer tid)
 {
-	Page		page = (Page) ra->run.data;
+	Page		page = ra->dpage;
 	OffsetNumber off = ItemPointerGetOffsetNumber(tid);
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 	bool		redirected = false;
@@ -981,6 +1010,8 @@ ra_read_self(RaState *ra, RaEntry *e, BlockNumber blk, bool top_up)
 		ra_direct_release(ra);
 	if ((e->flags & RA_DIRECT) && ra_direct_take(ra, blk))
 		reads = 1;
+	else if (ra->feed != NULL && !(e->flags & RA_OS_CACHED) && ra_feed_take(ra, blk))
+		reads = 0;				/* read ahead by the feeder: no wait of ours */
 	else
 	{
 		ra->cur_buf = ReleaseAndReadBuffer(ra->cur_buf, ra->heap, blk);
@@ -1036,6 +1067,8 @@ ra_reset(RaState *ra)
 	if (ra->stream)
 		read_stream_reset(ra->stream);
 	ExecClearTuple(ra->slot);
+	if (ra->borrowed)
+		ra_direct_release(ra);
 	/* direct reads of forgotten entries: reaped (and the held one given back) */
 	if (ra->dstream != NULL)
 	{

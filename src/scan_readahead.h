@@ -95,6 +95,7 @@ typedef struct RaSetup
 	bool		combine;		/* self-read: advise neighbours together */
 	bool		direct;			/* self-read: direct images wanted */
 	bool		copies;			/* entries carry copies (half of hash_mem) */
+	struct DioFeed *feed;		/* self-read: images another node read, or NULL */
 	RaFetch		fetch;
 	/*
 	 * Optional: with no look-ahead going on (self-read mode, no block needed
@@ -164,7 +165,8 @@ typedef struct RaState
 
 	/*
 	 * Direct reads (ra_direct_block): the consumer's current group is either
-	 * cur_buf or, while have_run, the engine's image of block dblk, which
+	 * cur_buf or, while have_run, the image 'dpage' of block dblk: the
+	 * engine's ('run'), or while 'borrowed' the feed's (scan_feed.c); it
 	 * stays held until the consumer moves on (ra->slot is cleared first).
 	 */
 	bool		direct;			/* may read blocks directly */
@@ -172,7 +174,10 @@ typedef struct RaState
 	XLogRecPtr	lsn_bound;		/* newest usable image LSN (recovery only) */
 	DioRun		run;
 	bool		have_run;
+	bool		borrowed;
+	Page		dpage;
 	BlockNumber dblk;
+	struct DioFeed *feed;
 	uint64	   *dseen;			/* blocks read directly so far, a bit each */
 	BlockNumber dseen_nblocks;
 	uint64		dfirst;			/* direct candidates seen the first time */

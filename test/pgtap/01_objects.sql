@@ -239,6 +239,7 @@ SELECT results_eq(
              ('pg_dio.max_io_memory', 'integer', 'kB', '2048', '2147483647', 'user', '262144'),
              ('pg_dio.max_statements', 'integer', NULL, '100', '1073741823', 'postmaster', '5000'),
              ('pg_dio.os_cache_check', 'bool', NULL, NULL, NULL, 'user', 'on'),
+             ('pg_dio.probe_direct_read', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.probe_prefetch_distance', 'integer', NULL, '1', '1024', 'user', '64'),
              ('pg_dio.queue_depth', 'integer', NULL, '1', '128', 'user', '16'),
              ('pg_dio.resident_sweep', 'enum', NULL, NULL, NULL, 'user', 'auto'),
