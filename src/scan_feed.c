@@ -205,17 +205,24 @@ feed_trim(DioFeed *f)
 }
 
 /*
- * May a chunk starting at 'first' be submitted now?  Full, and 'first' is
+ * May a chunk of 'nblocks' from 'first' be submitted now?  Not if it is
+ * larger than one read of the engine (pg_dio.io_size).  Full, and 'first' is
  * before every chunk held (the probes started over lower): what is held
  * will not be wanted soon, so it is given back.
  */
 bool
-dio_feed_can_submit(DioFeed *f, BlockNumber first)
+dio_feed_can_submit(DioFeed *f, BlockNumber first, int nblocks)
 {
 	if (f->sparse)
 		return false;
 	if (f->stream == NULL)
-		return dio_stream_slot_free();
+	{
+		if (!dio_stream_slot_free())
+			return false;
+		f->stream = dio_stream_begin(f->heap, MAIN_FORKNUM, DIO_FEED_MAX);
+	}
+	if (nblocks > dio_stream_max_blocks(f->stream))
+		return false;
 	if (f->count == DIO_FEED_MAX || !dio_stream_can_submit(f->stream))
 	{
 		if (f->count == 0 || first >= f->ent[0].first)
@@ -236,8 +243,6 @@ dio_feed_submit(DioFeed *f, BlockNumber first, int nblocks, uint16 mask)
 	DioFeedEntry *e;
 
 	Assert(nblocks > 0 && nblocks <= DIO_FEED_CHUNK_MAX && f->count < DIO_FEED_MAX);
-	if (f->stream == NULL)
-		f->stream = dio_stream_begin(f->heap, MAIN_FORKNUM, DIO_FEED_MAX);
 	dio_stream_submit(f->stream, first, nblocks);
 	e = &f->ent[f->count++];
 	e->first = first;

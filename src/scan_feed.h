@@ -37,7 +37,7 @@ typedef struct DioFeedCounters
 
 extern DioFeed *dio_feed_create(EState *estate, int plan_id, Relation heap);
 extern DioFeed *dio_feed_find(EState *estate, int plan_id);
-extern bool dio_feed_can_submit(DioFeed *f, BlockNumber first);
+extern bool dio_feed_can_submit(DioFeed *f, BlockNumber first, int nblocks);
 extern void dio_feed_submit(DioFeed *f, BlockNumber first, int nblocks, uint16 mask);
 extern void dio_feed_flush(DioFeed *f);
 extern Page dio_feed_take(DioFeed *f, BlockNumber blk);

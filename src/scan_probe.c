@@ -1074,7 +1074,8 @@ probe_advise_chunk(ProbeTarget *t, BlockNumber chunk)
  * Read chunk 'chunk' of the inner's heap directly, for the inner to take the
  * images (scan_feed.c), unless done or not worth it: any of it is in the OS
  * page cache, or fewer than half of its blocks pass rules 2-3 (all-visible,
- * not in shared buffers; only those will be used), or the feed is full.
+ * not in shared buffers; only those will be used), or the feed is full or
+ * cannot read it in one request (pg_dio.io_size below 128 kB).
  * Whether it was submitted.
  */
 static bool
@@ -1097,7 +1098,7 @@ probe_direct_chunk(ProbeState *ps, ProbeTarget *t, BlockNumber chunk)
 			mask |= 1 << i;
 			usable++;
 		}
-	if (usable * 2 < n || !dio_feed_can_submit(ps->feed, lo))
+	if (usable * 2 < n || !dio_feed_can_submit(ps->feed, lo, n))
 		return false;
 	t->chunk_done[chunk / BITS_PER_BYTE] |= 1 << (chunk % BITS_PER_BYTE);
 	dio_feed_submit(ps->feed, lo, n, mask);

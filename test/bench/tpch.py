@@ -40,8 +40,10 @@ the project venv and runs this script with that venv's python.
            that reads them gets its I/O done sooner.
 
 Server: shared_buffers = 512MB, max_parallel_workers_per_gather = 2 (ALTER
-SYSTEM, reset at the end).  Reports: tpch-<io_method>-pg<major>.md and .json
-in the output directory.  PG_DIO_BENCH_TPCH_QUERIES (e.g. "1,6,14") runs a
+SYSTEM, reset at the end; PG_DIO_BENCH_TPCH_WORKERS sets another number of
+workers per Gather, 0 for serial plans).  Reports: tpch-<io_method>-pg<major>.md
+and .json in the output directory (with -workers<N> before the suffix when
+N is not 2).  PG_DIO_BENCH_TPCH_QUERIES (e.g. "1,6,14") runs a
 subset.
 
 Usage: tpch.py OUT_DIR   (needs the bench cluster: PGHOST, PGPORT, PG_DIO_DATA)
@@ -67,7 +69,10 @@ BENCH_CLUSTER = os.environ.get("PG_DIO_BENCH_CLUSTER", "bench")
 DB = "tpch"
 
 # the server's settings in every run (io_method added per run)
-SERVER = {"shared_buffers": "512MB", "max_parallel_workers_per_gather": "2"}
+WORKERS = os.environ.get("PG_DIO_BENCH_TPCH_WORKERS", "2").strip()
+if not WORKERS.isdigit():
+    sys.exit(f"PG_DIO_BENCH_TPCH_WORKERS={WORKERS}: a number of workers, e.g. 0 or 2")
+SERVER = {"shared_buffers": "512MB", "max_parallel_workers_per_gather": WORKERS}
 # the two sides: core's plan, and pg_dio's scans at their defaults
 SIDES = {
     "core": {"pg_dio.enable_direct_scan": "off", "pg_dio.enable_index_prefetch": "off",
@@ -583,7 +588,7 @@ def main(out_dir):
         r["elapsed_s"] = round(elapsed)
         r["memory"] = fio_mem_text()
         r["huge_pages_status"] = ", ".join(f"{k} ({v} starts)" for k, v in HUGE_PAGES.items())
-        name = f"tpch-{io}-pg{major}"
+        name = f"tpch-{io}-pg{major}" + ("" if WORKERS == "2" else f"-workers{WORKERS}")
         with open(os.path.join(out_dir, name + ".json"), "w") as f:
             json.dump(r, f, indent=2)
         write_report(out_dir, name + ".md", report(r))

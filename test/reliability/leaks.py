@@ -8,13 +8,17 @@ ONE long-lived psql session (so ONE backend) runs, round-robin, each mode
     seqscan                  DirectSeqScan, serial (rows digested in scan order)
     parallel                 Parallel DirectSeqScan, 2 workers
     indexscan                PrefetchIndexScan (index order digest)
+    probe                    a nested loop whose ProbePrefetch reads the heap
+                             chunks ahead of forward probes directly for the
+                             inner PrefetchIndexScan (scan_feed.c)
 
 under each fault of pg_dio.inject_fault (none, eio, short_read, ring_setup,
 odirect_einval, delay with inject_delay = 1ms, corrupt), alternating two engine
 configurations (io_size/queue_depth 256kB/32 and 64kB/8: the engine rebuilds
 its registered buffer pool when they change).  The table is evicted from
 shared buffers before each scan so that DirectSeqScan reads directly (and the
-index scan's read stream does I/O).
+index scan's read stream does I/O); the probed table from the OS page cache
+too, as ProbePrefetch reads only chunks the page cache does not have.
 
 Every result must equal core's (computed first in another session with
 pg_dio.enable_direct_scan and pg_dio.enable_index_prefetch off); every
@@ -75,11 +79,12 @@ sys.dont_write_bytecode = True     # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pgsession import fresh_database, Session, psql_once, is_error, fd_counts, fd_table, is_core_relfile, server_log_path, log_size, log_crashes  # noqa: E402
 
-MODES = ("pg_dio_read", "seqscan", "parallel", "indexscan")
+MODES = ("pg_dio_read", "seqscan", "parallel", "indexscan", "probe")
 FAULTS = ("none", "eio", "short_read", "ring_setup", "odirect_einval", "delay", "corrupt")
 CONFIGS = (("256kB", 32), ("64kB", 8))
 CYCLE = len(MODES) * len(FAULTS) * len(CONFIGS)
 TABLE = "leak_t"
+PROBED = "leak_p"
 ROWS = 20000
 LO, HI = 1000, 6000
 
@@ -92,12 +97,16 @@ SCAN_PROPERTY = {"none": "Direct Blocks", "short_read": "Direct Blocks", "delay"
                  "odirect_einval": "Buffered I/O Fallback", "corrupt": "Buffered Verification"}
 
 SERIAL = ("SET max_parallel_workers_per_gather = 0; SET enable_seqscan = on; "
-          "SET enable_bitmapscan = on; SET enable_indexscan = on;")
+          "SET enable_bitmapscan = on; SET enable_indexscan = on; SET pg_dio.os_cache_check = off;")
 PARALLEL = ("SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; "
             "SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0; "
-            "SET enable_seqscan = on;")
+            "SET enable_seqscan = on; SET pg_dio.os_cache_check = off;")
 INDEX = ("SET max_parallel_workers_per_gather = 0; SET enable_seqscan = off; "
-         "SET enable_bitmapscan = off; SET enable_indexscan = on;")
+         "SET enable_bitmapscan = off; SET enable_indexscan = on; SET pg_dio.os_cache_check = off;")
+# the feed reads only chunks it finds out of the OS page cache: the check on
+PROBE = ("SET max_parallel_workers_per_gather = 0; SET enable_seqscan = on; "
+         "SET enable_bitmapscan = off; SET enable_indexscan = on; SET enable_hashjoin = off; "
+         "SET enable_mergejoin = off; SET enable_memoize = off; SET pg_dio.os_cache_check = on;")
 
 QUERIES = {
     "seqscan": (SERIAL, f"SELECT count(*), sum(hashtext(pad)::bigint), "
@@ -106,9 +115,14 @@ QUERIES = {
     "indexscan": (INDEX, f"SELECT count(*), sum(hashtext(pad)::bigint), "
                          f"md5(string_agg(id::text, ',')) FROM {TABLE} "
                          f"WHERE id BETWEEN {LO} AND {HI}"),
+    "probe": (PROBE, f"SELECT count(*), sum(hashtext(p.pad)::bigint), md5(string_agg(p.id::text, ',')) "
+                     f"FROM (SELECT id FROM {TABLE} WHERE id % 3 = 0 ORDER BY id) o "
+                     f"JOIN {PROBED} p ON p.id = o.id"),
 }
 PLAN_NODE = {"seqscan": "DirectSeqScan", "parallel": "DirectSeqScan",
-             "indexscan": "PrefetchIndexScan"}
+             "indexscan": "PrefetchIndexScan", "probe": "ProbePrefetch"}
+# the faults under which the feed's images are used, not read buffered
+PROBE_IMAGES_USED = ("none", "short_read", "delay")
 
 
 def setup(db):
@@ -120,7 +134,11 @@ CREATE TABLE {TABLE} (id int, grp int, pad text) WITH (autovacuum_enabled = off)
 INSERT INTO {TABLE} SELECT g, g % 97, md5(g::text) || repeat('x', g % 200)
   FROM generate_series(1, {ROWS}) g ORDER BY hashint4(g);
 CREATE INDEX {TABLE}_id ON {TABLE} (id);
-VACUUM (FREEZE, ANALYZE) {TABLE};""")
+VACUUM (FREEZE, ANALYZE) {TABLE};
+CREATE TABLE {PROBED} (id int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO {PROBED} SELECT g, md5(g::text) || repeat('y', 300) FROM generate_series(1, {ROWS}) g;
+CREATE UNIQUE INDEX {PROBED}_id ON {PROBED} (id);
+VACUUM (FREEZE, ANALYZE) {PROBED};""")
     # vacuum and analyze the catalogs now, so that autovacuum does not: every
     # relcache invalidation it causes closes and later reopens catalog files
     psql_once(db, "VACUUM (ANALYZE);")
@@ -128,7 +146,8 @@ VACUUM (FREEZE, ANALYZE) {TABLE};""")
     checksums = psql_once(db, "SHOW data_checksums;")[0] == "on"
     # core's answers: pg_dio's plans off
     ref = {}
-    off = "SET pg_dio.enable_direct_scan = off; SET pg_dio.enable_index_prefetch = off;"
+    off = ("SET pg_dio.enable_direct_scan = off; SET pg_dio.enable_index_prefetch = off; "
+           "SET pg_dio.enable_probe_prefetch = off;")
     for mode, (settings, q) in QUERIES.items():
         ref[mode] = psql_once(db, f"{off} {settings} {q};")
     return nblocks, checksums, ref
@@ -160,6 +179,8 @@ def run_sql(mode, fault, config, leak, i, args):
     else:
         settings, q = QUERIES[mode]
         sql.append(f"SELECT pg_dio_evict('{TABLE}', false) \\g /dev/null")
+        if mode == "probe":
+            sql.append(f"SELECT pg_dio_evict('{PROBED}') \\g /dev/null")
         sql.append(f"{settings} {q};")
     return "\n".join(sql)
 
@@ -196,6 +217,7 @@ def check_plan(sess, mode, fault, config, nblocks, checksums):
     out = sess.query(f"SET pg_dio.inject_fault = '{fault}'; SET pg_dio.io_size = '{io_size}'; "
                      f"SET pg_dio.queue_depth = {depth}; {settings}\n"
                      f"SELECT pg_dio_evict('{TABLE}', false) \\g /dev/null\n"
+                     f"SELECT pg_dio_evict('{PROBED}') \\g /dev/null\n"
                      f"EXPLAIN (ANALYZE, COSTS OFF, FORMAT JSON) {q};")
     plan = json.loads("\n".join(out))[0]["Plan"]
     nodes = [n for n in plan_nodes(plan) if n.get("Custom Plan Provider") == PLAN_NODE[mode]]
@@ -208,6 +230,28 @@ def check_plan(sess, mode, fault, config, nblocks, checksums):
                 not node.get("Parallel Aware"):
             raise Failure(f"parallel: not a Parallel DirectSeqScan with 2 workers launched:\n"
                           f"{json.dumps(plan, indent=1)}")
+    if mode == "probe":
+        # the feed needs cachestat(2): Linux 6.5 and later
+        if node.get("Direct Chunks") is None:
+            if tuple(int(x) for x in os.uname().release.split(".")[:2]) >= (6, 5):
+                raise Failure(f"probe: no direct reads planned:\n{json.dumps(plan, indent=1)}")
+            return
+        used, unusable = node["Direct Blocks Used"], node["Direct Blocks Unusable"]
+        if int(io_size.rstrip("kB")) < 128:
+            # a 128 kB chunk is one read, larger than pg_dio.io_size: advised instead
+            ok = node["Direct Chunks"] == 0
+        elif fault == "corrupt" and not checksums:
+            ok = node["Direct Chunks"] > 0
+        elif fault in PROBE_IMAGES_USED:
+            ok = node["Direct Chunks"] > 0 and used > 0 and unusable == 0
+        elif fault == "ring_setup":
+            # no ring: the page-cache probe cannot tell, so nothing is read directly
+            ok = used == 0
+        else:
+            ok = node["Direct Chunks"] > 0 and used == 0 and unusable > 0
+        if not ok:
+            raise Failure(f"probe under {fault}: chunks {node['Direct Chunks']}, used {used}, "
+                          f"unusable {unusable}:\n{json.dumps(node, indent=1)}")
     if mode == "indexscan" and not node.get("Heap Blocks Read", 0) > 0:
         raise Failure(f"indexscan: the read stream read nothing after the eviction:\n"
                       f"{json.dumps(node, indent=1)}")

@@ -349,6 +349,9 @@ def index_reader_round(db, rng, stats, on_standby=False):
         f"SET LOCAL pg_dio.os_cache_check = {rng.choice(['on', 'off'])};",
         f"SET LOCAL pg_dio.enable_direct_scan = {rng.choice(['on', 'off'])};",
         "SET LOCAL pg_dio.direct_scan_threshold = 0;",
+        # ProbePrefetch's direct chunks for a forward-walking inner (on by
+        # default; with os_cache_check off, never: it needs the page-cache probe)
+        f"SET LOCAL pg_dio.probe_direct_read = {rng.choice(['on', 'on', 'off'])};",
     ]
     if join:
         settings.append("SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off;")
