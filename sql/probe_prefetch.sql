@@ -426,14 +426,18 @@ SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
 SELECT pp_compare('SELECT o.i, t.id, length(t.pad) FROM pp_sparse o JOIN pp_t t ON t.id = o.i');
 -- where it is not planned: index-only inner, a heap smaller than
 -- pg_dio.direct_scan_threshold, the inner index not in the heap's order
--- (pp_t_k), a parallel-aware outer (each process probes for its share of
--- the rows, and their walks would read the same chunks), and the setting off
+-- (pp_t_k), an outer that reads the inner's relation itself (its reads
+-- leave the probes' blocks cached), a parallel-aware outer (each process
+-- probes for its share of the rows, and their walks would read the same
+-- chunks), and the setting off
 SELECT dio_plan('SELECT o.x, t.id FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id BETWEEN o.x AND o.x + 3');
 SET pg_dio.direct_scan_threshold = 100000;
 SELECT dio_plan('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
 SET pg_dio.direct_scan_threshold = 0;
 SELECT chunks IS NULL AS no_feed
   FROM pp_direct('SELECT o.s, t.pad FROM (SELECT s FROM pp_o ORDER BY s) o JOIN pp_t t ON t.k = o.s');
+SELECT dio_plan('SELECT a.id, b.pad FROM (SELECT id FROM pp_t WHERE g % 5 = 0 ORDER BY id) a
+                 JOIN pp_t b ON b.id = a.id + 1');
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;

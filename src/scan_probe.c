@@ -727,6 +727,47 @@ probe_partial(Plan *plan)
 	return probe_partial(plan->lefttree) || probe_partial(plan->righttree);
 }
 
+/* Does a scan in the plan read relation 'relid'? */
+static bool
+probe_reads_relation(PlannedStmt *stmt, Plan *plan, Oid relid)
+{
+	ListCell   *lc;
+
+	if (plan == NULL)
+		return false;
+	check_stack_depth();
+	switch (nodeTag(plan))
+	{
+		case T_SeqScan:
+		case T_SampleScan:
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+		case T_BitmapHeapScan:
+		case T_TidScan:
+		case T_TidRangeScan:
+		case T_CustomScan:
+			if (((Scan *) plan)->scanrelid > 0 &&
+				rt_fetch(((Scan *) plan)->scanrelid, stmt->rtable)->relid == relid)
+				return true;
+			break;
+		default:
+			break;
+	}
+	if (IsA(plan, Append))
+		foreach(lc, ((Append *) plan)->appendplans)
+			if (probe_reads_relation(stmt, lfirst(lc), relid))
+				return true;
+	if (IsA(plan, CustomScan))
+		foreach(lc, ((CustomScan *) plan)->custom_plans)
+			if (probe_reads_relation(stmt, lfirst(lc), relid))
+				return true;
+	if (IsA(plan, SubqueryScan) &&
+		probe_reads_relation(stmt, ((SubqueryScan *) plan)->subplan, relid))
+		return true;
+	return probe_reads_relation(stmt, plan->lefttree, relid) ||
+		probe_reads_relation(stmt, plan->righttree, relid);
+}
+
 /*
  * Have the ProbePrefetch with plan node ID 'feeder' read the inner's heap in
  * chunks directly, ahead of the probes, for the inner to take the images
@@ -737,7 +778,10 @@ probe_partial(Plan *plan)
  * (not index-only).  Not below a parallel-aware outer: each process probes
  * for its share of the outer rows, so the processes' walks interleave over
  * the same chunks, and each would read every chunk for its part of the
- * blocks (TPC-H Q4: no faster, with 17% more bytes read).  Whether it does.
+ * blocks (TPC-H Q4: no faster, with 17% more bytes read).  Nor where the
+ * outer plan reads the inner's relation itself (TPC-H Q21 scans lineitem and
+ * probes it in the same order): its reads leave the probes' blocks cached.
+ * Whether it does.
  */
 static bool
 probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
@@ -755,7 +799,8 @@ probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
 	nblocks = RelationGetNumberOfBlocks(rel);
 	table_close(rel, NoLock);
 	if (nblocks < (BlockNumber) pg_dio_direct_scan_threshold || nblocks < PROBE_CHUNK * 2 ||
-		pf_index_correlation(relid, indexoid) < PROBE_FEED_MIN_CORR)
+		pf_index_correlation(relid, indexoid) < PROBE_FEED_MIN_CORR ||
+		probe_reads_relation(stmt, nl->join.plan.lefttree, relid))
 		return false;
 	if (IsA(*inner, Memoize))
 		inner = &(*inner)->lefttree;
