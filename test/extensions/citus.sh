@@ -21,7 +21,9 @@
 #    started by Citus' pg_regress_multi.pl with pg_dio preloaded after citus
 #    on every node (--server-option), once with pg_dio's scans off and once
 #    forced on; the result files, after Citus' own normalize.sed, are
-#    compared by test/core_regress/normalize.py (citus/allowed.txt).
+#    compared by test/core_regress/normalize.py (citus/allowed.txt).  A
+#    timing-dependent test (citus/racy.txt) that differs is run again, off
+#    and on, up to 3 times, and passes only if a rerun's outputs match.
 #
 # Citus is built once into the cache of build_pg.sh (ext/citus-KEY, keyed by
 # the PostgreSQL build and the tarball's sha256).  Ends with
@@ -271,13 +273,18 @@ trap 'ext_stop_clusters; stop_regress_servers' EXIT
 # crashes DIR: the lines of the servers' logs under DIR that show a crash
 crashes() { grep -hE "terminated by signal|PANIC" "$1"/regress/tmp_check/*/log/postmaster.log 2>/dev/null; }
 
-# citus_regress MODE SETTING...: one run of the schedule into $ROUT/MODE
+# citus_regress MODE SETTING...: one run of the schedule $SCHEDULE (or, with
+# RERUN=TEST, of Citus' minimal_schedule and then TEST) into $ROUT/MODE
 citus_regress() {
-	local mode=$1 dir="$ROUT/$1" s opts=() start=$SECONDS
+	local mode=$1 dir="$ROUT/$1" s opts=() start=$SECONDS sched=$SCHEDULE
 	shift
 	rm -rf "$dir"
 	mkdir -p "$dir"
 	cp -a "$CITUS_DIR/src/src/test/regress" "$dir/regress"
+	if [ -n "${RERUN:-}" ]; then
+		sched=pg_dio_rerun_schedule
+		{ cat "$dir/regress/minimal_schedule"; echo "test: $RERUN"; } >"$dir/regress/$sched"
+	fi
 	is_root && chown -R "$PG_DIO_OS_USER" "$dir"
 	opts=("--server-option=shared_preload_libraries='$PRELOAD'")
 	for s in "$@"; do opts+=("--server-option=$s"); done
@@ -289,9 +296,9 @@ citus_regress() {
 			--postgres-builddir="$PGBUILD" --postgres-srcdir="$PGBUILD" --citus_abs_srcdir="$dir/regress" \
 			--load-extension=citus "${opts[@]}" \
 			-- --inputdir="$dir/regress" --launcher="$dir/regress/log_test_times" \
-			--schedule="$dir/regress/$SCHEDULE"
+			--schedule="$dir/regress/$sched"
 	) >"$dir/log" 2>&1
-	echo "Citus $SCHEDULE, pg_dio's scans $mode: $(grep -cE '^(not )?ok ' "$dir/log") tests ran, $(grep -cE '^ok ' "$dir/log") match Citus' expected output, $(grep -cE '^not ok ' "$dir/log") do not ($((SECONDS - start)) s)"
+	echo "Citus $sched, pg_dio's scans $mode: $(grep -cE '^(not )?ok ' "$dir/log") tests ran, $(grep -cE '^ok ' "$dir/log") match Citus' expected output, $(grep -cE '^not ok ' "$dir/log") do not ($((SECONDS - start)) s)"
 	grep -q "shared_preload_libraries='$PRELOAD'" "$dir/regress/tmp_check/worker.57637/data/postgresql.conf" ||
 		ext_fail "Citus $SCHEDULE $mode: the workers did not preload $PRELOAD"
 }
@@ -319,16 +326,61 @@ grep -E '^not ok ' "$ROUT/off/log" | sed 's/^/off: /'
 # next footer, which after a stretch of \a\t output (no footers) is another
 # statement's (multi_explain: "(-20 rows)" on, "(-5 rows)" off); a footer
 # only repeats the number of rows, which are compared themselves
-for mode in off on; do
-	mkdir -p "$ROUT/$mode/normalized"
-	for f in "$ROUT/$mode"/regress/results/*.out; do
-		raw=$f
-		[ -f "$f.unmodified" ] && raw=$f.unmodified
-		sed -Ef "$ROUT/$mode/regress/bin/normalize.sed" "$raw" | grep -vE '^\([0-9]+ rows?\)$' \
-			>"$ROUT/$mode/normalized/$(basename "$f")"
+normalize_results() {
+	local mode f raw
+	for mode in "$@"; do
+		mkdir -p "$ROUT/$mode/normalized"
+		for f in "$ROUT/$mode"/regress/results/*.out; do
+			raw=$f
+			[ -f "$f.unmodified" ] && raw=$f.unmodified
+			sed -Ef "$ROUT/$mode/regress/bin/normalize.sed" "$raw" | grep -vE '^\([0-9]+ rows?\)$' \
+				>"$ROUT/$mode/normalized/$(basename "$f")"
+		done
 	done
-done
-EXT_ALLOWED=$HERE/allowed.txt ext_compare citus "$ROUT/off/normalized" "$ROUT/on/normalized" "$ROUT/compare.txt"
+}
+normalize_results off on
+# A test of citus/racy.txt that differs is run again, off and on, after
+# Citus' minimal_schedule, up to 3 times: it passes if a rerun's two
+# outputs are identical.  Any other difference fails at once.
+racy() { sed -n "s/^citus\/\([a-z0-9_]*\):.*/\1/p" "$HERE/racy.txt" | grep -qx "$1"; }
+if ! python3 "$EXT_NORMALIZE" --allowed "$HERE/allowed.txt" --suite citus \
+	--io-method "$IO_METHOD" "$ROUT/off/normalized" "$ROUT/on/normalized" >"$ROUT/compare.txt"; then
+	mapfile -t differ < <(sed -n 's/^=== \(.*\): differs (not allowed)$/\1/p' "$ROUT/compare.txt")
+	others=()
+	for t in "${differ[@]}"; do racy "$t" || others+=("$t"); done
+	if [ "${#differ[@]}" = 0 ] || [ "${#others[@]}" -gt 0 ]; then
+		cat "$ROUT/compare.txt"
+		ext_fail "citus: forced on differs from forced off"
+	else
+		grep -A30 '^=== .*(not allowed)' "$ROUT/compare.txt"
+		for t in "${differ[@]}"; do
+			same=0
+			for try in 1 2 3; do
+				for mode in off on; do
+					[ $mode = off ] && set_args=("${off_set[@]}") || set_args=("${on_set[@]}")
+					RERUN=$t citus_regress "rerun-$t-$try-$mode" "${set_args[@]}"
+				done
+				normalize_results "rerun-$t-$try-off" "rerun-$t-$try-on"
+				if cmp -s "$ROUT/rerun-$t-$try-off/normalized/$t.out" "$ROUT/rerun-$t-$try-on/normalized/$t.out"; then
+					same=$try
+					break
+				fi
+				diff -u "$ROUT/rerun-$t-$try-off/normalized/$t.out" "$ROUT/rerun-$t-$try-on/normalized/$t.out"
+			done
+			if [ "$same" -gt 0 ]; then
+				ext_pass "citus/$t (citus/racy.txt) differed in the full run; run again after minimal_schedule, off and on are identical (try $same)"
+			else
+				ext_fail "citus/$t differs off and on in the full run and in 3 reruns"
+			fi
+		done
+		sed -i '/(not allowed)/d' "$ROUT/compare.txt"
+		ext_pass "citus: forced on matches forced off but for citus/racy.txt's tests above"
+		grep '^=== ' "$ROUT/compare.txt"
+	fi
+else
+	ext_pass "citus: forced on matches forced off ($(tail -n 1 "$ROUT/compare.txt"))"
+	grep '^=== ' "$ROUT/compare.txt"
+fi
 # an allowed test may differ only as citus/allowed/TEST.diff says: the
 # lines that differ after normalize.py, with 3 lines of context, hunk
 # positions left out
