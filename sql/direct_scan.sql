@@ -318,6 +318,15 @@ SELECT dio_plan('SELECT * FROM ds');
 RESET pg_dio.enable_direct_scan;
 RESET pg_dio.direct_scan_threshold;		-- default: 2048 blocks (16 MB)
 SELECT dio_plan('SELECT * FROM ds');
+-- under a Limit, what counts is the part of the table the planner expects
+-- the Limit to read: core's Seq Scan where it stops early, the whole table's
+-- DirectSeqScan where it reads on to an OFFSET or finds few matches
+SELECT set_config('pg_dio.direct_scan_threshold', (:ds_blocks / 4)::text, false) IS NOT NULL AS quarter_of_ds;
+SELECT dio_plan('SELECT * FROM ds LIMIT 5');
+SELECT dio_plan('SELECT * FROM ds OFFSET 30000 LIMIT 5');
+SELECT dio_plan('SELECT * FROM ds WHERE id = 7 LIMIT 5');
+SELECT dio_plan('SELECT count(*) FROM (SELECT id FROM ds LIMIT 35000) s');
+SELECT dio_plan('SELECT count(*) FROM (SELECT id FROM ds LIMIT 5000) s');
 SET pg_dio.direct_scan_threshold = 0;
 SET enable_seqscan = off;				-- a disabled SeqScan stays disabled
 EXPLAIN (COSTS OFF) SELECT * FROM ds;

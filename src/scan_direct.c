@@ -322,13 +322,14 @@ static const CustomExecMethods dio_exec_methods = {
  * rows that UPDATE, DELETE, MERGE or SELECT FOR UPDATE/SHARE act on, and
  * EvalPlanQual rechecks, are never read directly), or NULL where it does not
  * apply: relations other than permanent heap tables and materialized views,
- * and relations smaller than pg_dio.direct_scan_threshold.  The node keeps
- * the plan's fields (costs, target list, filter, parallel awareness,
+ * and relations of which less than pg_dio.direct_scan_threshold is read:
+ * 'fraction' of it, the planner's estimate (below 1 under a Limit).  The node
+ * keeps the plan's fields (costs, target list, filter, parallel awareness,
  * plan_node_id); its scan tuple is narrow where that saves work
  * (scan_narrow.c).
  */
 Plan *
-dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
+dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain, double fraction)
 {
 	Scan	   *scan = (Scan *) plan;
 	RangeTblEntry *rte = rt_fetch(scan->scanrelid, stmt->rtable);
@@ -350,7 +351,7 @@ dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain)
 	nblocks = RelationGetNumberOfBlocks(rel);
 	natts = RelationGetNumberOfAttributes(rel);
 	table_close(rel, NoLock);
-	if (nblocks < (BlockNumber) pg_dio_direct_scan_threshold)
+	if ((double) nblocks * fraction < (double) pg_dio_direct_scan_threshold)
 		return NULL;
 
 	cscan = makeNode(CustomScan);
@@ -1637,7 +1638,7 @@ dio_direct_init(void)
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_dio.direct_scan_threshold",
 							"Sets the smallest table that DirectSeqScan reads.",
-							"The table's size as the planner estimates it.",
+							"The table's size, or under a Limit the part of it the planner expects the Limit to read.",
 							&pg_dio_direct_scan_threshold,
 							2048, 0, INT_MAX / 2,
 							PGC_USERSET, GUC_UNIT_BLOCKS,

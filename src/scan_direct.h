@@ -20,6 +20,7 @@ extern PGDLLIMPORT bool pg_dio_enable_direct_scan;
 extern PGDLLIMPORT int pg_dio_direct_scan_threshold;
 
 extern void dio_direct_init(void);
-extern Plan *dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain);
+extern Plan *dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain,
+								   double fraction);
 
 #endif							/* PG_DIO_SCAN_DIRECT_H */

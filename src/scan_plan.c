@@ -60,6 +60,7 @@ typedef struct DioSubst
 	int			next_id;		/* plan node ID for a node pg_dio adds */
 	List	   *probed;			/* relations the nested loops above probe */
 	List	   *rescanned;		/* relations two Seq Scans of the plan read */
+	double		bound_fraction; /* of its input the innermost Limit above reads */
 } DioSubst;
 
 /*
@@ -198,6 +199,22 @@ dio_subst_list(DioSubst *cx, List *plans, int pos)
 }
 
 /*
+ * The fraction of its input's rows that a Limit is expected to read: the
+ * planner's own model of it (adjust_limit_rows_costs), in the Limit's
+ * costs: its input's startup cost plus that fraction of the rest.
+ */
+static double
+dio_limit_fraction(Plan *limit)
+{
+	Plan	   *input = limit->lefttree;
+	double		run = input->total_cost - input->startup_cost;
+
+	if (run <= 0)
+		return 1.0;
+	return Max(0.0, Min(1.0, (limit->total_cost - input->startup_cost) / run));
+}
+
+/*
  * 'plan' with pg_dio's scans in place of core's where they apply; 'pos':
  * DIO_POS_* of its position.  A bound passes down only through nodes that
  * return their input's rows as they read them (a Sort or an Agg reads all
@@ -237,7 +254,8 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 
 				if (!list_member_oid(cx->probed, relid) &&
 					!list_member_oid(cx->rescanned, relid))
-					sub = dio_direct_substitute(cx->stmt, plan, cx->plain);
+					sub = dio_direct_substitute(cx->stmt, plan, cx->plain,
+												bounded ? cx->bound_fraction : 1.0);
 			}
 			break;
 		case T_IndexScan:
@@ -252,8 +270,16 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 											 (((MergeJoin *) plan)->skip_mark_restore ? 0 : DIO_POS_MARK));
 			break;
 		case T_Limit:
-			plan->lefttree = dio_subst_walk(cx, plan->lefttree,
-											((Limit *) plan)->limitCount ? DIO_POS_STREAM : stream);
+			if (((Limit *) plan)->limitCount)
+			{
+				double		outer_fraction = cx->bound_fraction;
+
+				cx->bound_fraction = dio_limit_fraction(plan);
+				plan->lefttree = dio_subst_walk(cx, plan->lefttree, DIO_POS_STREAM);
+				cx->bound_fraction = outer_fraction;
+			}
+			else
+				plan->lefttree = dio_subst_walk(cx, plan->lefttree, stream);
 			break;
 		case T_Result:
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, pos);
@@ -396,6 +422,7 @@ dio_planner(DIO_PLANNER_PARAMS)
 		!stmt->hasModifyingCTE;
 	cx.next_id = dio_max_plan_id(stmt->planTree) + 1;
 	cx.probed = NIL;
+	cx.bound_fraction = 1.0;
 	cx.rescanned = pg_dio_enable_direct_scan ? dio_rescanned_relations(stmt) : NIL;
 	{
 		ListCell   *lc;
