@@ -27,6 +27,17 @@ INSERT INTO pp_o SELECT (i * 7919) % 20011, i % 7, 'k' || (i * 13 % 5000)
   FROM generate_series(1, 2000) i;
 INSERT INTO pp_o VALUES (NULL, 1, NULL), (-5, 2, 'none');
 VACUUM (ANALYZE) pp_t, pp_o;
+-- pp_t with a quarter of its blocks not all-visible: an index-only inner
+-- over it fetches heap blocks (over pp_t, ProbePrefetch is not planned for
+-- one: its probes would read index leaves only)
+CREATE TABLE pp_v WITH (autovacuum_enabled = off) AS SELECT * FROM pp_t;
+CREATE UNIQUE INDEX pp_v_id ON pp_v (id);
+CREATE INDEX pp_v_g ON pp_v (g);
+CREATE INDEX pp_v_k ON pp_v (k, id);
+VACUUM (ANALYZE) pp_v;
+UPDATE pp_v SET g = g WHERE id % 20 = 0;
+ANALYZE pp_v;
+SELECT relallvisible < relpages * 0.99 AS not_all_visible FROM pg_class WHERE relname = 'pp_v';
 
 -- Run a query with ProbePrefetch allowed and not: the pg_dio nodes of the
 -- first plan, and whether both return the same rows in the same order (or as
@@ -126,10 +137,10 @@ $$;
 --
 SELECT pp_compare('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
 SELECT pp_compare('SELECT o.x, t.id, t.k FROM pp_o o LEFT JOIN pp_t t ON t.id = o.x');
-SELECT pp_compare('SELECT o.x FROM pp_o o WHERE EXISTS (SELECT FROM pp_t t WHERE t.id = o.x)');
-SELECT pp_compare('SELECT o.x FROM pp_o o WHERE NOT EXISTS (SELECT FROM pp_t t WHERE t.id = o.x)');
+SELECT pp_compare('SELECT o.x FROM pp_o o WHERE EXISTS (SELECT FROM pp_v t WHERE t.id = o.x)');
+SELECT pp_compare('SELECT o.x FROM pp_o o WHERE NOT EXISTS (SELECT FROM pp_v t WHERE t.id = o.x)');
 -- the outer a join (over it, and over the outer join's own outer)
-SELECT pp_compare('SELECT ab.x, t.pad FROM (SELECT a.x FROM pp_o a JOIN pp_t b ON b.id = a.x + 1 OFFSET 0) ab
+SELECT pp_compare('SELECT ab.x, t.pad FROM (SELECT a.x FROM pp_o a JOIN pp_v b ON b.id = a.x + 1 OFFSET 0) ab
                    JOIN pp_t t ON t.id = ab.x');
 -- the outer sorted and grouped
 SELECT pp_compare('SELECT a.y, a.n, t.pad FROM (SELECT y, count(*) AS n FROM pp_o GROUP BY y) a
@@ -139,13 +150,17 @@ SELECT pp_compare('SELECT a.y, a.n, t.pad FROM (SELECT y, count(*) AS n FROM pp_
 SELECT pp_compare('SELECT o.x, t.id, t.pad FROM pp_o o JOIN pp_t t ON t.k = o.s');
 SELECT pp_compare('SELECT o.x, t.id, t.pad FROM pp_o o JOIN pp_t t ON t.g = o.x / 4');
 -- but a semi or anti join reads one row of each probe: core's Index Scan
-SELECT pp_compare('SELECT o.x FROM pp_o o WHERE EXISTS (SELECT FROM pp_t t WHERE t.g = o.x / 4)');
-SELECT pp_compare('SELECT o.x FROM pp_o o WHERE NOT EXISTS (SELECT FROM pp_t t WHERE t.g = o.x / 4)');
--- index-only inner
+SELECT pp_compare('SELECT o.x FROM pp_o o WHERE EXISTS (SELECT FROM pp_v t WHERE t.g = o.x / 4)');
+SELECT pp_compare('SELECT o.x FROM pp_o o WHERE NOT EXISTS (SELECT FROM pp_v t WHERE t.g = o.x / 4)');
+-- index-only inner, over a heap a quarter of whose blocks are not
+-- all-visible (its probes fetch heap blocks)
+SELECT pp_compare('SELECT o.x, t.id FROM pp_o o JOIN pp_v t ON t.id BETWEEN o.x AND o.x + 3');
+-- over an all-visible heap its probes read index leaves only, which do not
+-- steer the look-ahead: not planned
 SELECT pp_compare('SELECT o.x, t.id FROM pp_o o JOIN pp_t t ON t.id BETWEEN o.x AND o.x + 3');
 -- two parameters, text keys (by reference), NULL keys
-SELECT pp_compare('SELECT o.s, t.id FROM pp_o o JOIN pp_t t ON t.k = o.s AND t.id > o.y * 1000');
-SELECT pp_compare('SELECT o.x, o.s, t.id FROM pp_o o LEFT JOIN pp_t t ON t.k = o.s AND t.id < 100');
+SELECT pp_compare('SELECT o.s, t.id FROM pp_o o JOIN pp_v t ON t.k = o.s AND t.id > o.y * 1000');
+SELECT pp_compare('SELECT o.x, o.s, t.id FROM pp_o o LEFT JOIN pp_v t ON t.k = o.s AND t.id < 100');
 -- a parameter computed from the outer row
 SELECT pp_compare('SELECT o.x, t.g FROM pp_o o JOIN pp_t t ON t.id = (o.x * 3) % 20000 + 1');
 -- Memoize over the inner
@@ -156,13 +171,13 @@ SET enable_memoize = off;
 -- stopped early: LIMIT, and a cursor read in part
 SELECT pp_compare('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x LIMIT 7');
 BEGIN;
-DECLARE c NO SCROLL CURSOR FOR SELECT o.x, t.id FROM pp_o o JOIN pp_t t ON t.id = o.x;
+DECLARE c NO SCROLL CURSOR FOR SELECT o.x, t.id FROM pp_o o JOIN pp_v t ON t.id = o.x;
 FETCH 3 FROM c;
 FETCH 2 FROM c;
 CLOSE c;
 COMMIT;
 -- rescanned: the join inside a correlated subquery, run once per outer row
-SELECT pp_compare('SELECT a.y, (SELECT count(*) FROM pp_o o JOIN pp_t t ON t.id = o.x WHERE o.y = a.y)
+SELECT pp_compare('SELECT a.y, (SELECT count(*) FROM pp_o o JOIN pp_v t ON t.id = o.x WHERE o.y = a.y)
                      FROM (SELECT DISTINCT y FROM pp_o) a ORDER BY a.y');
 -- a look-ahead of one row
 SET pg_dio.probe_prefetch_distance = 1;
@@ -205,11 +220,11 @@ SELECT x, y FROM pp_o LIMIT 8;
 SELECT pp_compare('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x
                    WHERE 100 / (o.x - 11665) <> 7 LIMIT 3');
 SELECT pp_compare('SELECT a.y FROM (SELECT DISTINCT y FROM pp_o) a
-                   WHERE a.y < 0 OR EXISTS (SELECT FROM pp_o o JOIN pp_t t ON t.id = o.x
+                   WHERE a.y < 0 OR EXISTS (SELECT FROM pp_o o JOIN pp_v t ON t.id = o.x
                                             WHERE 100 / (o.x - 3319) <> 7 AND o.y = a.y)
                    ORDER BY a.y');
 BEGIN;
-DECLARE c NO SCROLL CURSOR FOR SELECT o.x, t.id FROM pp_o o JOIN pp_t t ON t.id = o.x
+DECLARE c NO SCROLL CURSOR FOR SELECT o.x, t.id FROM pp_o o JOIN pp_v t ON t.id = o.x
   WHERE 100 / (o.x - 11665) <> 7;
 FETCH 3 FROM c;
 CLOSE c;
@@ -430,7 +445,7 @@ SELECT pp_compare('SELECT o.i, t.id, length(t.pad) FROM pp_sparse o JOIN pp_t t 
 -- leave the probes' blocks cached), a parallel-aware outer (each process
 -- probes for its share of the rows, and their walks would read the same
 -- chunks), and the setting off
-SELECT dio_plan('SELECT o.x, t.id FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id BETWEEN o.x AND o.x + 3');
+SELECT dio_plan('SELECT o.x, t.id FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_v t ON t.id BETWEEN o.x AND o.x + 3');
 SET pg_dio.direct_scan_threshold = 100000;
 SELECT dio_plan('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
 SET pg_dio.direct_scan_threshold = 0;
@@ -464,7 +479,7 @@ SELECT name, setting, unit, min_val, max_val, context FROM pg_settings
 SET pg_dio.probe_prefetch_distance = 0;
 
 DROP FUNCTION pp_compare, pp_counts, pp_sub_advised, pp_direct;
-DROP TABLE pp_t, pp_o, pp_ps, pp_sparse;
+DROP TABLE pp_t, pp_o, pp_ps, pp_sparse, pp_v;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_memoize;
