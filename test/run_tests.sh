@@ -108,7 +108,8 @@ run_suite isolation "$PGXSDIR/src/test/isolation/pg_isolation_regress" --bindir=
 # --- differential stress (DirectSeqScan on vs off under concurrent change) ---
 STRESS_SECONDS=${PG_DIO_STRESS_SECONDS:-20}
 echo "== differential stress: ${STRESS_SECONDS} s"
-run_check stress python3 "$PG_DIO_ROOT/test/stress/differential.py" --seconds "$STRESS_SECONDS"
+run_check stress python3 "$PG_DIO_ROOT/test/stress/differential.py" --seconds "$STRESS_SECONDS" \
+	--max-seconds $((STRESS_SECONDS * 3))
 # the same with the readers on a hot standby of a primary that writes (its own
 # clusters stress-p and stress-s; at least 5000 comparisons in runs of 300 s)
 echo "== differential stress on a hot standby: ${STRESS_SECONDS} s"

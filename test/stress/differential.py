@@ -47,8 +47,9 @@ max_standby_streaming_delay short (--standby-delay).  The rounds that write
 a recovery conflict (SQLSTATE 40001) is no difference: it is counted and run
 again.  The run fails unless compared sequential and index scans on the
 standby read blocks directly; at the end, once the standby has replayed
-everything, amcheck runs on both servers.  --min-comparisons N reads on past
---seconds until N comparisons are made (at most --max-seconds).
+everything, amcheck runs on both servers.  Past --seconds the readers read on
+until the run has compared what it must (coverage_missing) and, with
+--min-comparisons N, made N comparisons, for at most --max-seconds.
 
 Needs a running cluster with pg_dio (PGHOST/PGPORT/PGUSER), psql on PATH.
 Usage: differential.py [--seconds N] [--db NAME] [--seed N]
@@ -280,23 +281,26 @@ class Stats:
 
 class Clock:
     """When the sessions stop: the readers (and the aborted-insert loops) at
-    the deadline, or, with a target, once that many comparisons are made
-    (but no later than 'limit' seconds after the start); the writers and the
-    maintenance session only once every reader has stopped, so that the
-    primary writes throughout; everyone at the first failure."""
+    the deadline, or, past it, once that many comparisons ('target') are made
+    and what the run must have compared ('covered') has been, but no later
+    than 'limit' seconds after the start; the writers and the maintenance
+    session only once every reader has stopped, so that the primary writes
+    throughout; everyone at the first failure."""
 
-    def __init__(self, seconds, target, limit):
+    def __init__(self, seconds, target, limit, covered):
         self.start = time.time()
         self.deadline = self.start + seconds
         self.limit = self.start + max(limit, seconds)
         self.target = target
+        self.covered = covered
         self.readers_done = threading.Event()
 
     def reading(self, stats):
         if stats.failures:
             return False
         now = time.time()
-        return now < self.deadline or (now < self.limit and stats.comparisons() < self.target)
+        return now < self.deadline or (now < self.limit and (
+            stats.comparisons() < self.target or not self.covered(stats)))
 
     def writing(self, stats):
         return not self.readers_done.is_set() and not stats.failures
@@ -810,6 +814,23 @@ def check_server(db, stats, on_standby, where):
     return problems
 
 
+def coverage_missing(stats, on_standby):
+    """What the run has not compared yet of what it must have; a run that
+    ends without it fails."""
+    missing = []
+    if stats.compares == 0 or stats.index_compares == 0:
+        missing.append("no sequential or no index comparison completed")
+    if not on_standby and stats.kill_compares == 0:
+        missing.append("no aborted-insert loop was compared")
+    if stats.index_prefetch == 0:
+        missing.append("no compared index query used PrefetchIndexScan/PrefetchIndexOnlyScan")
+    # a standby run proves something only if pg_dio read directly there
+    if on_standby and (stats.seq_direct == 0 or stats.index_direct == 0):
+        missing.append("on the standby no compared sequential scan or no compared index scan "
+                       "read blocks directly")
+    return missing
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=20)
@@ -825,7 +846,9 @@ def main():
     ap.add_argument("--min-comparisons", type=int, default=0,
                     help="read on past --seconds until this many comparisons are made "
                     "(for at most --max-seconds); fewer fail the run")
-    ap.add_argument("--max-seconds", type=float, default=0)
+    ap.add_argument("--max-seconds", type=float, default=0,
+                    help="how long the readers may read on past --seconds for "
+                    "--min-comparisons and what the run must compare (default: not at all)")
     args = ap.parse_args()
 
     sdb = None
@@ -845,14 +868,15 @@ def main():
         print("on the standby: no UPDATE ... WHERE CURRENT OF rounds and no aborted-insert loops "
               "(they write)", flush=True)
         if not wait_for_replay(args.db, sdb):
-            print("the standby did not replay the setup within 120 s", file=sys.stderr)
+            print("FAIL: the standby did not replay the setup within 120 s", file=sys.stderr)
             return 1
         r = psql(sdb, f"ALTER SYSTEM SET max_standby_streaming_delay = '{args.standby_delay}';\n"
                  "SELECT pg_reload_conf();", check=False)
         if r.returncode != 0:
-            print(f"could not set max_standby_streaming_delay: {r.stderr.strip()}", file=sys.stderr)
+            print(f"FAIL: could not set max_standby_streaming_delay: {r.stderr.strip()}", file=sys.stderr)
             return 1
-    clock = Clock(args.seconds, args.min_comparisons, args.max_seconds)
+    clock = Clock(args.seconds, args.min_comparisons, args.max_seconds,
+                  lambda st: not coverage_missing(st, bool(sdb)))
     readers = [threading.Thread(target=reader, args=(rdb, clock, args.seed + i, stats, bool(sdb)))
                for i in range(args.readers)]
     # the aborted-insert loops write: on the primary only
@@ -906,27 +930,17 @@ def main():
               f"{stats.gave_up} given up after {CONFLICT_RETRIES} cancels; "
               f"{stats.standby_maint} maintenance commands, "
               f"{stats.feedback_switches} hot_standby_feedback switches")
+    # "FAIL: " starts each: .ci/run repeats such lines at the end of its log
     for f in stats.failures[:5]:
-        print(f, file=sys.stderr)
+        print(f"FAIL: {f}", file=sys.stderr)
     for f in stats.current_of_retried[:5]:
         print(f"WHERE CURRENT OF differed once: {f}")
     bad = False
-    if stats.compares == 0 or stats.index_compares == 0:
-        print("no sequential or no index comparison completed", file=sys.stderr)
-        bad = True
-    if not sdb and stats.kill_compares == 0:
-        print("no aborted-insert loop was compared", file=sys.stderr)
-        bad = True
-    if stats.index_prefetch == 0:
-        print("no compared index query used PrefetchIndexScan/PrefetchIndexOnlyScan", file=sys.stderr)
-        bad = True
-    # a standby run proves something only if pg_dio read directly there
-    if sdb and (stats.seq_direct == 0 or stats.index_direct == 0):
-        print("on the standby no compared sequential scan or no compared index scan read "
-              "blocks directly", file=sys.stderr)
+    for m in coverage_missing(stats, bool(sdb)):
+        print(f"FAIL: {m}", file=sys.stderr)
         bad = True
     if args.min_comparisons and stats.comparisons() < args.min_comparisons:
-        print(f"{stats.comparisons()} comparisons, fewer than {args.min_comparisons}", file=sys.stderr)
+        print(f"FAIL: {stats.comparisons()} comparisons, fewer than {args.min_comparisons}", file=sys.stderr)
         bad = True
     return 1 if stats.failures or bad else 0
 

@@ -53,7 +53,7 @@ driver=
 for c in stress-p stress-s; do
 	if grep -E "terminated by signal|server process .* was terminated|PANIC" \
 		"$WORK/.tmp/clusters/$c/server.log"; then
-		echo "pg_dio: the server log of $c shows a crash" >&2
+		echo "FAIL: the server log of $c shows a crash" >&2
 		rc=1
 	fi
 done
