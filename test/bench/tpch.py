@@ -25,8 +25,11 @@ the project venv and runs this script with that venv's python.
            io_methods take turns within a round at no extra cost.
   warm     per io_method and query, one session: core and pg_dio once each
            (unmeasured warm-up), then PG_DIO_BENCH_TPCH_WARM pairs (default
-           6: a query's warm pairs differ by 5-10%), alternated; warm time is the CPU part of the cold time, cold
-           minus warm the I/O part.
+           6: a query's warm pairs differ by 5-10%), alternated; warm time is
+           the CPU part of the cold time, cold minus warm the I/O part; each
+           warm run's CPU time of the session's backend is measured too
+           (run_script's cpu: the whole query's with serial plans,
+           PG_DIO_BENCH_TPCH_WORKERS=0; the leader's part otherwise).
   results  every run's rows are compared with core's first run of the query
            (in order where the query has a top-level ORDER BY, sorted
            otherwise); a difference stops the run, with both outputs and
@@ -363,22 +366,45 @@ def session(side):
 
 
 MARK = "@@run "
+CPU_MARK = "@@cpu "
+# the backend's time on a CPU so far (ns), read after a short sleep: the
+# kernel brings a task's figure up to date when it stops running, so read by
+# the task itself it is current only right after it has slept
+CPU_SQL = (f"SELECT '{CPU_MARK}' || split_part(pg_read_file('/proc/self/schedstat'), ' ', 1) "
+           "FROM pg_sleep(0.002);\n")
 
 
-def run_script(runs, db=DB):
+def backend_cpu_readable(db=DB):
+    """Can a session read its backend's CPU time (superuser, Linux)?"""
+    out = subprocess.run(["psql", "-X", "-At", "-q", "-d", db, "-c", CPU_SQL],
+                         capture_output=True, text=True)
+    return out.returncode == 0 and out.stdout.startswith(CPU_MARK)
+
+
+def run_script(runs, db=DB, cpu=False):
     """runs: [(label, side, query)], all in one session on database db, each
     timed (psql's \\timing: from sending the query to having its rows).
-    Returns [(label, seconds, rows)]."""
+    Returns [(label, seconds, rows)]; with cpu, [(label, seconds, rows, CPU
+    seconds)], the CPU time the session's backend spent on the run (only
+    the leader's part of a parallel query)."""
     script = ""
     for label, side, q in runs:
-        script += "\\timing off\n" + session(side) + f"\\echo {MARK}{label}\n\\timing on\n{q};\n"
+        script += "\\timing off\n" + session(side) + (CPU_SQL if cpu else "") + \
+            f"\\echo {MARK}{label}\n\\timing on\n{q};\n" + \
+            ("\\timing off\n" + CPU_SQL if cpu else "")
     out = subprocess.run(["psql", "-X", "-At", "-q", "-v", "ON_ERROR_STOP=1", "-d", db],
                          input=script, capture_output=True, text=True)
     if out.returncode:
         die(f"psql failed ({out.returncode}):\n{out.stderr[-3000:]}")
-    res, cur = [], None
+    res, cur, cpu0 = [], None, None
     for line in out.stdout.splitlines():
-        if line.startswith(MARK):
+        if cpu and cur is None and line.startswith(CPU_MARK):
+            ns = int(line[len(CPU_MARK):])
+            if res and len(res[-1]) == 3:
+                res[-1] = res[-1] + ((ns - cpu0) / 1e9,)
+            else:
+                cpu0 = ns
+        elif line.startswith(MARK):
             cur = [line[len(MARK):], None, []]
         elif cur and cur[1] is None and re.match(r"^Time: [0-9.]+ ms", line):
             cur[1] = float(line.split()[1]) / 1000.0
@@ -386,7 +412,7 @@ def run_script(runs, db=DB):
             cur = None
         elif cur:
             cur[2].append(line)
-    if len(res) != len(runs):
+    if len(res) != len(runs) or (cpu and any(len(x) != 4 for x in res)):
         die(f"{len(res)} timed results for {len(runs)} runs:\n{out.stdout[-2000:]}")
     return res
 
@@ -501,12 +527,13 @@ def main(out_dir):
     rel_sizes = sizes()
     files = lineitem_files()
     dev = data_device()
+    warm_cpu = backend_cpu_readable()
 
     res = {io: {"io_method": io, "sf": sf, "rounds": rounds, "warm_pairs": warm_pairs,
                 "queries": queries, "server_settings": {**SERVER, "io_method": io},
                 "sides": SIDES, "postgres": psql("SELECT version()"), "major": major,
                 "generator": info, "loaded_now": loaded, "relations": rel_sizes,
-                "cold": {}, "warm": {}, "plans": {}, "results": {}, "fio": [],
+                "cold": {}, "warm": {}, "warm_cpu": {}, "plans": {}, "results": {}, "fio": [],
                 "device": dev,
                 "cold_method": "drop_caches" if IS_ROOT else "pg_dio_evict",
                 "loadavg": {"start": loadavg()}} for io in ios}
@@ -564,11 +591,13 @@ def main(out_dir):
             for i in range(warm_pairs):
                 for s in (list(SIDES) if i % 2 == 0 else list(SIDES)[::-1]):
                     runs.append((f"warm-{s}", s, texts[nr]))
-            for label, secs, rows in run_script(runs):
+            for label, secs, rows, *cpu in run_script(runs, cpu=warm_cpu):
                 side = label.split("-", 1)[1]
                 checker.check(nr, side, f"{label} run, {io}", rows)
                 if label.startswith("warm-"):
                     res[io]["warm"].setdefault(str(nr), {}).setdefault(side, []).append(secs)
+                    if cpu:
+                        res[io]["warm_cpu"].setdefault(str(nr), {}).setdefault(side, []).append(cpu[0])
             w = res[io]["warm"][str(nr)]
             print(f"  warm Q{nr} {io}: core {statistics.median(w['core']):.3f} s, "
                   f"pg_dio {statistics.median(w['pg_dio']):.3f} s", flush=True)
@@ -607,9 +636,15 @@ def report(r):
         p = {x["round"]: x["seconds"] for x in r["cold"][nr]["pg_dio"]}
         return [c[k] / p[k] for k in sorted(c) if k in p]
 
-    def warm_ratios(nr):
-        w = r["warm"][nr]
+    def warm_ratios(nr, what="warm"):
+        w = r[what][nr]
         return [a / b for a, b in zip(w["core"], w["pg_dio"])]
+
+    wcpu = r.get("warm_cpu") or {}
+    serial = str(r["server_settings"]["max_parallel_workers_per_gather"]) == "0"
+
+    def cpu_ratio(nr):
+        return f"{med(warm_ratios(nr, 'warm_cpu')):.2f}" if nr in wcpu else "—"
 
     fio = r["fio"]
     data_gib = sum(x["bytes"] for x in r["relations"]) / 2**30
@@ -640,6 +675,12 @@ def report(r):
         "Time: psql's `\\timing` in a new session (planning, execution, rows to the client). "
         f"Warm: one session per query, each side once to warm up, then {r['warm_pairs']} "
         "pair(s) alternated. CPU = the warm time, I/O = cold minus warm (medians). "
+        + ("Warm CPU: the time the session's backend spent on a CPU in each warm run "
+           "(/proc/self/schedstat, read after a 2 ms sleep before and after the run), the "
+           "median of the pairs' ratios; not disturbed by what else the machine runs, "
+           + ("and with serial plans the whole query's. " if serial else
+              "but with parallel plans only the leader's part of the query. ")
+           if wcpu else "Warm CPU: not measured (it needs a superuser session on Linux). "),
         f"Every run's rows equal core's first run's ({r['results_checked']} comparisons; in "
         "order where the query orders). " + r["settle_text"],
         "",
@@ -660,9 +701,9 @@ def report(r):
         "At fio's rate: the time pg_dio's bytes take at fio's sequential rate (median): no read "
         "path that reads them has its I/O done sooner.", "",
         "| query | pg_dio nodes | core cold s | pg_dio cold s | core/pg_dio cold (rounds) | "
-        "core warm s | pg_dio warm s | core/pg_dio warm | core CPU + I/O s | pg_dio CPU + I/O s | "
-        "MB read core / pg_dio | at fio's rate s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        "core warm s | pg_dio warm s | core/pg_dio warm | core/pg_dio warm CPU | "
+        "core CPU + I/O s | pg_dio CPU + I/O s | MB read core / pg_dio | at fio's rate s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     seq_bps = med([x["seq_gib_s"] for x in fio]) * 2**30
 
     def mb_read(nr, side):
@@ -699,11 +740,14 @@ def report(r):
             slower.append(f"Q{nr} {cc / pc:.2f}")
         lines.append(
             f"| Q{nr} | {ntext} | {cc:.2f} | {pc:.2f} | {cc / pc:.2f} ({min(rr):.2f}–{max(rr):.2f}) | "
-            f"{cw:.3f} | {pw:.3f} | {med(warm_ratios(nr)):.2f} | {cw:.2f} + {max(cc - cw, 0):.2f} | "
+            f"{cw:.3f} | {pw:.3f} | {med(warm_ratios(nr)):.2f} | {cpu_ratio(nr)} | "
+            f"{cw:.2f} + {max(cc - cw, 0):.2f} | "
             f"{pw:.2f} + {max(pc - pw, 0):.2f} | {mbtext} |")
     lines.append(f"| all | | {tot['cc']:.2f} | {tot['pc']:.2f} | {tot['cc'] / tot['pc']:.2f} | "
                  f"{tot['cw']:.3f} | {tot['pw']:.3f} | {tot['cw'] / tot['pw']:.2f} | "
-                 f"{tot['cw']:.2f} + {max(tot['cc'] - tot['cw'], 0):.2f} | "
+                 + (f"{sum(med(wcpu[n]['core']) for n in wcpu) / sum(med(wcpu[n]['pg_dio']) for n in wcpu):.2f} | "
+                    if len(wcpu) == len(r["queries"]) else "— | ")
+                 + f"{tot['cw']:.2f} + {max(tot['cc'] - tot['cw'], 0):.2f} | "
                  f"{tot['pw']:.2f} + {max(tot['pc'] - tot['pw'], 0):.2f} | "
                  + ("— | — |" if tot["cm"] is None else
                     f"{tot['cm']:.0f} / {tot['pm']:.0f} | {tot['pm'] * 2**20 / seq_bps:.2f} |"))
