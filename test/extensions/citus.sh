@@ -273,8 +273,31 @@ trap 'ext_stop_clusters; stop_regress_servers' EXIT
 # crashes DIR: the lines of the servers' logs under DIR that show a crash
 crashes() { grep -hE "terminated by signal|PANIC" "$1"/regress/tmp_check/*/log/postmaster.log 2>/dev/null; }
 
+# rerun_schedule TEST: what TEST needs before it, as Citus' run_test.py
+# (DEPS) says: a schedule (minimal_schedule unless named; none for None)
+# and direct extra tests, one "test:" line each, on stdout
+rerun_schedule() {
+	python3 - "$CITUS_DIR/src/src/test/regress/citus_tests/run_test.py" "$1" <<'PY'
+import ast, sys
+path, test = sys.argv[1:]
+sched, extra = "minimal_schedule", []
+for node in ast.walk(ast.parse(open(path).read())):
+    if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict)
+            and any(isinstance(t, ast.Name) and t.id == "DEPS" for t in node.targets)):
+        for k, v in zip(node.value.keys, node.value.values):
+            if isinstance(k, ast.Constant) and k.value == test and isinstance(v, ast.Call) and v.args:
+                sched = v.args[0].value
+                if len(v.args) > 1:
+                    extra = [e.value for e in v.args[1].elts]
+print(sched or "")
+for t in extra:
+    print("test:", t)
+PY
+}
+
 # citus_regress MODE SETTING...: one run of the schedule $SCHEDULE (or, with
-# RERUN=TEST, of Citus' minimal_schedule and then TEST) into $ROUT/MODE
+# RERUN=TEST, of what TEST needs (rerun_schedule) and then TEST) into
+# $ROUT/MODE
 citus_regress() {
 	local mode=$1 dir="$ROUT/$1" s opts=() start=$SECONDS sched=$SCHEDULE
 	shift
@@ -283,7 +306,15 @@ citus_regress() {
 	cp -a "$CITUS_DIR/src/src/test/regress" "$dir/regress"
 	if [ -n "${RERUN:-}" ]; then
 		sched=pg_dio_rerun_schedule
-		{ cat "$dir/regress/minimal_schedule"; echo "test: $RERUN"; } >"$dir/regress/$sched"
+		{
+			rerun_schedule "$RERUN" | while read -r line; do
+				case "$line" in
+				test:*) echo "$line" ;;
+				?*) cat "$dir/regress/$line" ;;
+				esac
+			done
+			echo "test: $RERUN"
+		} >"$dir/regress/$sched"
 	fi
 	is_root && chown -R "$PG_DIO_OS_USER" "$dir"
 	opts=("--server-option=shared_preload_libraries='$PRELOAD'")
@@ -340,7 +371,7 @@ normalize_results() {
 }
 normalize_results off on
 # A test of citus/racy.txt that differs is run again, off and on, after
-# Citus' minimal_schedule, up to 3 times: it passes if a rerun's two
+# what it needs (rerun_schedule), up to 3 times: it passes if a rerun's two
 # outputs are identical.  Any other difference fails at once.
 racy() { sed -n "s/^citus\/\([a-z0-9_]*\):.*/\1/p" "$HERE/racy.txt" | grep -qx "$1"; }
 if ! python3 "$EXT_NORMALIZE" --allowed "$HERE/allowed.txt" --suite citus \
@@ -368,7 +399,7 @@ if ! python3 "$EXT_NORMALIZE" --allowed "$HERE/allowed.txt" --suite citus \
 				diff -u "$ROUT/rerun-$t-$try-off/normalized/$t.out" "$ROUT/rerun-$t-$try-on/normalized/$t.out"
 			done
 			if [ "$same" -gt 0 ]; then
-				ext_pass "citus/$t (citus/racy.txt) differed in the full run; run again after minimal_schedule, off and on are identical (try $same)"
+				ext_pass "citus/$t (citus/racy.txt) differed in the full run; run again after what it needs, off and on are identical (try $same)"
 			else
 				ext_fail "citus/$t differs off and on in the full run and in 3 reruns"
 			fi
@@ -383,14 +414,19 @@ else
 fi
 # an allowed test may differ only as citus/allowed/TEST.diff says: the
 # lines that differ after normalize.py, with 3 lines of context, hunk
-# positions left out
-python3 - "$EXT_NORMALIZE" "$HERE" "$IO_METHOD" "$ROUT/off/normalized" "$ROUT/on/normalized" <<'PY'
+# positions left out; under another schedule (PG_DIO_CITUS_SCHEDULE) one
+# that ran in neither run is skipped
+python3 - "$EXT_NORMALIZE" "$HERE" "$IO_METHOD" "$ROUT/off/normalized" "$ROUT/on/normalized" "$SCHEDULE" <<'PY'
 import difflib, os, sys
-norm, here, io_method, off, on = sys.argv[1:]
+norm, here, io_method, off, on, schedule = sys.argv[1:]
 sys.path.insert(0, os.path.dirname(norm))
 import normalize
 bad = 0
 for test in sorted(normalize.read_allowed(os.path.join(here, "allowed.txt"), "citus", io_method)):
+    if schedule != "multi_schedule" and not any(
+            os.path.exists(os.path.join(d, test + ".out")) for d in (off, on)):
+        print("skipped: citus/%s is not in %s" % (test, schedule))
+        continue
     a, b = (normalize.normalize(open(os.path.join(d, test + ".out"), errors="replace").readlines())
             for d in (off, on))
     got = [l if l.endswith("\n") else l + "\n" for l in difflib.unified_diff(a, b, n=3)
