@@ -136,10 +136,32 @@ typedef struct DioScanShared
 	DioScanCounters workers[FLEXIBLE_ARRAY_MEMBER];
 } DioScanShared;
 
+/*
+ * Rows of the current page to start loading into the CPU's caches while one
+ * is being returned: none (a direct image that was just checksummed is in
+ * them); the next row's header (a page just copied into shared buffers is
+ * in the last-level cache); or the start of the row DIO_ROW_AHEAD rows on (a
+ * page that sat in shared buffers, or a direct image without checksums, is
+ * in memory only).
+ */
+typedef enum DioRowPrefetch
+{
+	DIO_RP_NONE,
+	DIO_RP_HEADER,
+	DIO_RP_ROWS,
+} DioRowPrefetch;
+
+#define DIO_ROW_AHEAD		3
+/* the part of a row that is loaded (deforming reads it from its start) */
+#define DIO_ROW_PREFETCH_BYTES 256
+/* x86-64's and arm64's cache line; PG_CACHE_LINE_SIZE is an upper bound */
+#define DIO_CPU_LINE		64
+
 /* a stretch of blocks, in scan order, still to be returned */
 typedef struct DioSegment
 {
 	bool		direct;
+	bool		resident;		/* buffered, found in shared buffers */
 	BlockNumber start;
 	BlockNumber nblocks;
 } DioSegment;
@@ -225,7 +247,7 @@ typedef struct DioScanState
 	int			run_direct;
 	int			run_verify;
 	Page		page;			/* page whose tuples we return, if any */
-	bool		prefetch_rows;	/* page not in the CPU's caches: prefetch rows */
+	DioRowPrefetch row_prefetch;	/* how to get rows into the CPU's caches */
 	BlockNumber page_blk;
 	HeapTupleData tuple;
 
@@ -653,7 +675,8 @@ dio_fill(DioScanState *st)
 			b = dio_source_next(st, &c2);
 			if (b == InvalidBlockNumber)
 				break;
-			if (b != first + n || (c2 < 0) != direct)
+			if (b != first + n || (c2 < 0) != direct ||
+				(c2 == DIO_SR_RESIDENT) != (cls == DIO_SR_RESIDENT))
 			{
 				dio_source_hold(st, b, c2);
 				break;
@@ -665,6 +688,7 @@ dio_fill(DioScanState *st)
 			dio_stream_submit(st->stream, first, (int) n);
 		seg = &st->segq[(st->seg_first + st->seg_count) % DIO_SEGQ_SIZE];
 		seg->direct = direct;
+		seg->resident = (cls == DIO_SR_RESIDENT);
 		seg->start = first;
 		seg->nblocks = n;
 		st->seg_count++;
@@ -749,10 +773,10 @@ dio_page_all_visible_tuples(DioScanState *st, Page page)
 /*
  * Make 'buf' (pinned) the current page: collect its visible tuples under a
  * share lock, as core's page-at-a-time scan does; they stay valid while the
- * pin is held.
+ * pin is held.  'resident': it was found in shared buffers, not read now.
  */
 static void
-dio_buffered_page(DioScanState *st, Buffer buf)
+dio_buffered_page(DioScanState *st, Buffer buf, bool resident)
 {
 	Page		page;
 	OffsetNumber maxoff;
@@ -792,7 +816,7 @@ dio_buffered_page(DioScanState *st, Buffer buf)
 	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 	st->cur_buf = buf;
 	st->page = page;
-	st->prefetch_rows = true;
+	st->row_prefetch = resident ? DIO_RP_ROWS : DIO_RP_HEADER;
 	st->page_blk = blk;
 	st->vis_idx = 0;
 }
@@ -849,16 +873,25 @@ dio_store_tuple(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
 }
 
 /*
- * Have the next row's header on its way into the CPU's caches while this one
- * is being used: a page in shared buffers is usually not in them.  Not for a
- * direct image that was just checksummed, which is.  st->vis_idx is the next
- * row's.
+ * Start loading rows ahead into the CPU's caches while this one is being
+ * used, as st->row_prefetch says.  st->vis_idx is the next row's.
  */
 static pg_attribute_always_inline void
 dio_prefetch_next_row(DioScanState *st)
 {
-	if (st->prefetch_rows && st->vis_idx < st->nvis)
+	if (st->row_prefetch == DIO_RP_HEADER && st->vis_idx < st->nvis)
 		dio_cpu_prefetch(PageGetItem(st->page, PageGetItemId(st->page, st->vis[st->vis_idx])));
+	else if (st->row_prefetch == DIO_RP_ROWS && st->vis_idx + DIO_ROW_AHEAD - 1 < st->nvis)
+	{
+		ItemId		lp = PageGetItemId(st->page, st->vis[st->vis_idx + DIO_ROW_AHEAD - 1]);
+		const char *row = (const char *) PageGetItem(st->page, lp);
+		uint32		len = Min(ItemIdGetLength(lp), DIO_ROW_PREFETCH_BYTES);
+
+		for (uint32 off = 0; off < len; off += DIO_CPU_LINE)
+			dio_cpu_prefetch(row + off);
+		/* the row's last line, when it does not start on a line's first byte */
+		dio_cpu_prefetch(row + len - 1);
+	}
 }
 
 /*
@@ -925,7 +958,7 @@ dio_run_next_page(DioScanState *st)
 		st->page_blk = blk;
 		st->vis_idx = 0;
 		/* its checksum, if any, has just read all of it */
-		st->prefetch_rows = st->post_check;
+		st->row_prefetch = st->post_check ? DIO_RP_ROWS : DIO_RP_NONE;
 		dio_page_all_visible_tuples(st, page);
 		return;
 	}
@@ -1008,7 +1041,7 @@ dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
 												 RBM_NORMAL, st->bstrategy);
 
 			st->single_blk = InvalidBlockNumber;
-			dio_buffered_page(st, buf);
+			dio_buffered_page(st, buf, false);
 			continue;
 		}
 
@@ -1019,7 +1052,8 @@ dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
 			{
 				BlockNumber blk = st->bseg_next++;
 
-				dio_buffered_page(st, dio_buffered_next_buffer(st, blk));
+				dio_buffered_page(st, dio_buffered_next_buffer(st, blk),
+								  st->segq[st->seg_first % DIO_SEGQ_SIZE].resident);
 				continue;
 			}
 			st->buffered_active = false;
