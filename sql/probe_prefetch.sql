@@ -442,9 +442,7 @@ SELECT pp_compare('SELECT o.i, t.id, length(t.pad) FROM pp_sparse o JOIN pp_t t 
 -- where it is not planned: index-only inner, a heap smaller than
 -- pg_dio.direct_scan_threshold, the inner index not in the heap's order
 -- (pp_t_k), an outer that reads the inner's relation itself (its reads
--- leave the probes' blocks cached), a parallel-aware outer (each process
--- probes for its share of the rows, and their walks would read the same
--- chunks), and the setting off
+-- leave the probes' blocks cached), and the setting off
 SELECT dio_plan('SELECT o.x, t.id FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_v t ON t.id BETWEEN o.x AND o.x + 3');
 SET pg_dio.direct_scan_threshold = 100000;
 SELECT dio_plan('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
@@ -453,17 +451,58 @@ SELECT chunks IS NULL AS no_feed
   FROM pp_direct('SELECT o.s, t.pad FROM (SELECT s FROM pp_o ORDER BY s) o JOIN pp_t t ON t.k = o.s');
 SELECT dio_plan('SELECT a.id, b.pad FROM (SELECT id FROM pp_t WHERE g % 5 = 0 ORDER BY id) a
                  JOIN pp_t b ON b.id = a.id + 1');
+SET pg_dio.probe_direct_read = off;
+SELECT dio_plan('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
+SET pg_dio.probe_direct_read = on;
+-- below a parallel-aware outer each process probes for its share of the
+-- rows, and their walks go over the same chunks (a Parallel Seq Scan of a
+-- small table hands the processes its pages one at a time): the images are
+-- shared in the parallel query's DSM, each chunk read once, by the first
+-- process that wants it, for all of them (Parallel Custom Scan)
+CREATE TABLE pp_po (x int, pad text) WITH (autovacuum_enabled = off);
+INSERT INTO pp_po SELECT i, repeat('o', 200) FROM generate_series(1, 20000, 2) i;
+VACUUM (FREEZE, ANALYZE) pp_po;
+SET pg_dio.enable_direct_scan = off;
 SET max_parallel_workers_per_gather = 2;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
-SELECT dio_plan('SELECT sum(t.g) FROM pp_o o JOIN pp_t t ON t.id = o.x');
+SET parallel_leader_participation = off;
+SELECT dio_plan('SELECT sum(t.g) FROM pp_po o JOIN pp_t t ON t.id = o.x WHERE o.x > 0');
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+CREATE TEMP TABLE pp_c0 AS SELECT bytes_read FROM pg_dio_cluster_stats();
+-- (how many blocks the processes take from the images and how many they
+-- read through the buffer manager depends on their timing: not checked)
+SELECT inner_direct > 0 AS images_used
+  FROM pp_direct('SELECT sum(t.g) FROM pp_po o JOIN pp_t t ON t.id = o.x WHERE o.x > 0');
+-- no chunk read twice: the bytes read directly are at most pp_t's
+SELECT c.bytes_read - c0.bytes_read > 0 AS read_directly,
+       c.bytes_read - c0.bytes_read <= pg_relation_size('pp_t') AS each_chunk_once
+  FROM pg_dio_cluster_stats() c, pp_c0 c0;
+-- core's rows, cold, with the leader taking part and without
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT pp_compare('SELECT sum(t.g), count(*), sum(length(t.pad)) FROM pp_po o
+                   JOIN pp_t t ON t.id = o.x WHERE o.x > 0');
+RESET parallel_leader_participation;
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT pp_compare('SELECT o.x % 7, count(*), sum(t.g) FROM pp_po o
+                   JOIN pp_t t ON t.id = o.x + 1 WHERE o.x > 0 GROUP BY 1 ORDER BY 1');
+-- rescanned: the Gather on a nested loop's inner side runs again for each
+-- outer row, its shared images emptied each time
+SET enable_material = off;
+SELECT dio_plan('SELECT v.k, ss.s FROM (SELECT sum(t.g) AS s FROM pp_po o
+                                         JOIN pp_t t ON t.id = o.x) ss
+                   RIGHT JOIN (VALUES (1), (2), (3)) v(k) ON true');
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT pp_compare('SELECT v.k, ss.s FROM (SELECT sum(t.g) AS s FROM pp_po o
+                                           JOIN pp_t t ON t.id = o.x) ss
+                     RIGHT JOIN (VALUES (1), (2), (3)) v(k) ON true');
+RESET enable_material;
+RESET pg_dio.enable_direct_scan;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 SET max_parallel_workers_per_gather = 0;
-SET pg_dio.probe_direct_read = off;
-SELECT dio_plan('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
 -- SERIALIZABLE: planned, but no image is used (predicate locks need the buffer)
 SET pg_dio.probe_direct_read = on;
 BEGIN ISOLATION LEVEL SERIALIZABLE;
@@ -479,7 +518,7 @@ SELECT name, setting, unit, min_val, max_val, context FROM pg_settings
 SET pg_dio.probe_prefetch_distance = 0;
 
 DROP FUNCTION pp_compare, pp_counts, pp_sub_advised, pp_direct;
-DROP TABLE pp_t, pp_o, pp_ps, pp_sparse, pp_v;
+DROP TABLE pp_t, pp_o, pp_ps, pp_sparse, pp_v, pp_po;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_memoize;

@@ -161,7 +161,7 @@ BEGIN
             END IF;
             kids[n] := true;
         END IF;
-        IF l ~ '^\s*->  Custom Scan \(ProbePrefetch\)' THEN
+        IF l ~ '^\s*->  (Parallel )?Custom Scan \(ProbePrefetch\)' THEN
             cuts := cuts || ind;
             kids := kids || false;
             CONTINUE;

@@ -71,6 +71,7 @@ extern bool dio_stream_can_submit(DioStream *s);
 extern void dio_stream_submit(DioStream *s, BlockNumber first, int nblocks);
 extern void dio_submit_pending(void);
 extern bool dio_stream_next(DioStream *s, DioRun *run);
+extern bool dio_stream_head_done(DioStream *s);
 extern void dio_stream_release(DioStream *s, DioRun *run);
 extern void dio_stream_wait_stats(DioStream *s, uint64 *waits, uint64 *wait_us);
 extern void dio_stream_inflight_stats(DioStream *s, uint64 *issued,

@@ -1401,6 +1401,23 @@ dio_stream_next(DioStream *s, DioRun *run)
 }
 
 /*
+ * Has the oldest submitted read completed?  Takes in the completions that
+ * are there on the way, without waiting.  False if nothing is pending.
+ */
+bool
+dio_stream_head_done(DioStream *s)
+{
+	DioReq	   *r;
+
+	if (s->fifo_count == 0)
+		return false;
+	r = &s->reqs[s->fifo[s->fifo_head]];
+	if (r->state == DIO_REQ_INFLIGHT && !dio_broken)
+		dio_submit_and_reap();
+	return r->state != DIO_REQ_INFLIGHT;
+}
+
+/*
  * Page-cache residency of a range of a segment file: cachestat(2) where the
  * kernel has it (6.5+), mincore(2) over a temporary mapping otherwise.
  */

@@ -39,9 +39,13 @@
 
 #include "access/xact.h"
 #include "lib/ilist.h"
+#include "pgstat.h"
 #include "port/pg_bitutils.h"
+#include "storage/condition_variable.h"
+#include "storage/spin.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/wait_event.h"
 
 #include "diag.h"
 #include "engine.h"
@@ -60,6 +64,47 @@
 #define DIO_FEED_JUDGE_AFTER	(DIO_FEED_CHUNK_MAX * 32)
 #define DIO_FEED_MIN_USE	0.2
 
+/* chunk images a parallel query's processes share (8 MB of its DSM) */
+#define DIO_FEED_SLOTS		64
+/* a process waits this long for another's read of a block it wants, at most */
+#define DIO_FEED_WAIT_MS	100
+
+typedef enum DioFeedSlotState
+{
+	DIO_SLOT_FREE,
+	DIO_SLOT_READING,			/* claimed; its reader's read in flight */
+	DIO_SLOT_READY,				/* image copied in */
+} DioFeedSlotState;
+
+/* one chunk of the shared images; fields under DioFeedShared.mutex */
+typedef struct DioFeedSlot
+{
+	BlockNumber first;
+	uint16		nblocks;
+	uint16		submitted;		/* blocks that passed rules 2-3 at submission */
+	uint16		mask;			/* ... and were read completely, READY only */
+	uint16		checked;		/* ... and of those, passed rule 4 */
+	uint16		used;			/* ... and of those, some process took */
+	uint8		state;			/* DioFeedSlotState */
+	int			reader;			/* participant reading it */
+	int			pins;			/* processes pointing into its image */
+	XLogRecPtr	lsn_bound;		/* the reader's, read before its VM bits */
+} DioFeedSlot;
+
+struct DioFeedShared
+{
+	slock_t		mutex;
+	ConditionVariable ready;	/* a slot left READING */
+	bool		sparse;			/* too few used: no more submissions */
+	uint64		judged_blocks;	/* usable blocks of the slots reused */
+	uint64		judged_used;	/* ... of those, some process took */
+	Size		images_off;		/* from this struct to the images */
+	int			nparts;			/* the leader, then one per worker */
+	DioFeedSlot slot[DIO_FEED_SLOTS];
+	/* each participant's block of its last take; invalid: none or done */
+	BlockNumber pos[FLEXIBLE_ARRAY_MEMBER];
+};
+
 typedef struct DioFeedEntry
 {
 	BlockNumber first;
@@ -67,6 +112,7 @@ typedef struct DioFeedEntry
 	uint16		mask;			/* blocks that passed rules 2-3 at submission */
 	uint16		checked;		/* ... and of those, passed rule 4 */
 	bool		held;			/* taken from the engine: 'run' is valid */
+	int			shslot;			/* shared: the slot it is read for */
 	DioRun		run;
 } DioFeedEntry;
 
@@ -85,10 +131,20 @@ struct DioFeed
 	bool		sparse;			/* too few used: no more submissions */
 	BlockNumber held_blk;		/* the consumer's current image, or invalid */
 	DioFeedCounters c;
+
+	/* a parallel query's feed: images only in 'sh', once attached */
+	bool		shared;
+	DioFeedShared *sh;
+	int			part;			/* this process's participant number */
+	int			held_slot;		/* slot of the consumer's image, or -1 */
+	int			claimed;		/* slot feed_claim gave, for dio_feed_submit */
 };
 
 /* the feeds of this process's running queries */
 static dlist_head dio_feeds = DLIST_STATIC_INIT(dio_feeds);
+
+/* what a process waiting for another's read of a shared image shows */
+static uint32 dio_feed_wait_event = 0;
 
 static void
 dio_feed_forget(void *arg)
@@ -105,10 +161,11 @@ dio_feed_forget(void *arg)
 /*
  * A feed for node 'plan_id' of 'estate', reading 'heap', or NULL where no
  * image may be used (rule 1) or pg_dio's engine is not there.  It lives in
- * the query's memory and is forgotten with it.
+ * the query's memory and is forgotten with it.  A 'shared' one reads only
+ * once attached to its parallel query's images (dio_feed_share).
  */
 DioFeed *
-dio_feed_create(EState *estate, int plan_id, Relation heap)
+dio_feed_create(EState *estate, int plan_id, Relation heap, bool shared)
 {
 	DioFeed    *f;
 	MemoryContextCallback *cb;
@@ -122,6 +179,8 @@ dio_feed_create(EState *estate, int plan_id, Relation heap)
 	f->heap = heap;
 	f->lsn_bound = dio_image_lsn_bound(estate->es_snapshot);
 	f->held_blk = InvalidBlockNumber;
+	f->shared = shared;
+	f->held_slot = -1;
 	cb = MemoryContextAlloc(estate->es_query_cxt, sizeof(MemoryContextCallback));
 	cb->func = dio_feed_forget;
 	cb->arg = f;
@@ -204,16 +263,377 @@ feed_trim(DioFeed *f)
 	}
 }
 
+/* ======================================================================
+ * Images shared by a parallel query's processes
+ *
+ * Where the probes of several processes walk the same chunks (each process
+ * probes for its share of the outer rows), each chunk is read once, by the
+ * process that first wants it, and its image is copied into the query's
+ * dynamic shared memory for all of them.  A slot is claimed before the read
+ * is submitted, so no chunk is read twice; the reader copies the image in
+ * when it takes its own completion (feed_publish), and any process may then
+ * use it under the same rule 4, against the reader's replay-position bound.
+ * The kernel writes only into the reader's private memory, under the
+ * engine's rules.  A process that wants a block of a chunk still being read
+ * by another waits up to DIO_FEED_WAIT_MS for it, publishing its own
+ * completions meanwhile (so two processes waiting on each other's reads both
+ * proceed), then reads the block through the buffer manager.
+ *
+ * A slot is reused once no process points into it and every process that
+ * has taken a block is past it (the walks go forward), else the lowest one
+ * the claiming process is past.  A slot's fields are under the mutex; its
+ * image is written only while READING, by its reader, and read only while
+ * pinned.
+ * ====================================================================== */
+
+static inline char *
+slot_image(DioFeedShared *sh, int i)
+{
+	return (char *) sh + sh->images_off + (Size) i * DIO_FEED_CHUNK_MAX * BLCKSZ;
+}
+
+/* The slot holding a chunk with block 'blk', or -1.  Under the mutex. */
+static int
+slot_find(DioFeedShared *sh, BlockNumber blk)
+{
+	for (int i = 0; i < DIO_FEED_SLOTS; i++)
+	{
+		DioFeedSlot *sl = &sh->slot[i];
+
+		if (sl->state != DIO_SLOT_FREE && blk >= sl->first &&
+			blk < sl->first + (BlockNumber) sl->nblocks)
+			return i;
+	}
+	return -1;
+}
+
+/* Bytes of dynamic shared memory the images of 'nparts' processes take. */
+Size
+dio_feed_shared_size(int nparts)
+{
+	Size		off = MAXALIGN(add_size(offsetof(DioFeedShared, pos),
+										mul_size(nparts, sizeof(BlockNumber))));
+
+	return add_size(off, mul_size(DIO_FEED_SLOTS, DIO_FEED_CHUNK_MAX * BLCKSZ));
+}
+
+/* Initialize (or empty again) shared images at 'sh' for 'nparts' processes. */
+void
+dio_feed_shared_init(DioFeedShared *sh, int nparts)
+{
+	memset(sh, 0, offsetof(DioFeedShared, pos));
+	SpinLockInit(&sh->mutex);
+	ConditionVariableInit(&sh->ready);
+	sh->nparts = nparts;
+	sh->images_off = MAXALIGN(offsetof(DioFeedShared, pos) + nparts * sizeof(BlockNumber));
+	for (int i = 0; i < nparts; i++)
+		sh->pos[i] = InvalidBlockNumber;
+	for (int i = 0; i < DIO_FEED_SLOTS; i++)
+		sh->slot[i].first = InvalidBlockNumber;
+}
+
+/* Feed 'f' of participant 'part' reads into and takes from 'sh' from now. */
+void
+dio_feed_share(DioFeed *f, DioFeedShared *sh, int part)
+{
+	Assert(f->shared && f->sh == NULL && f->count == 0);
+	if (part < 0 || part >= sh->nparts)
+		return;
+	if (dio_feed_wait_event == 0)
+		dio_feed_wait_event = WaitEventExtensionNew("PgDioSharedImage");
+	f->sh = sh;
+	f->part = part;
+	f->held_slot = -1;
+}
+
+/* The consumer no longer points into the slot it had. */
+static void
+feed_unpin(DioFeed *f)
+{
+	if (f->held_slot >= 0)
+	{
+		SpinLockAcquire(&f->sh->mutex);
+		f->sh->slot[f->held_slot].pins--;
+		SpinLockRelease(&f->sh->mutex);
+		f->held_slot = -1;
+	}
+	f->held_blk = InvalidBlockNumber;
+}
+
+/* Take this process's oldest read and copy its image into its slot. */
+static void
+feed_publish_head(DioFeed *f)
+{
+	DioFeedEntry *e = &f->ent[0];
+	DioFeedSlot *sl = &f->sh->slot[e->shslot];
+	uint16		valid;
+	uint16		lost;
+
+	feed_take_through(f, 0);
+	valid = e->run.nvalid >= 16 ? 0xFFFF : (uint16) ((1 << e->run.nvalid) - 1);
+	lost = e->mask & ~valid;
+	if (e->mask & valid)
+		memcpy(slot_image(f->sh, e->shslot), e->run.data, (Size) e->run.nvalid * BLCKSZ);
+	if (lost)
+	{
+		dio_stats_count_blocks(0, e->run.reason, pg_popcount32(lost));
+		f->c.unusable += pg_popcount32(lost);
+	}
+	SpinLockAcquire(&f->sh->mutex);
+	Assert(sl->state == DIO_SLOT_READING && sl->reader == f->part);
+	sl->mask = e->mask & valid;
+	sl->state = DIO_SLOT_READY;
+	SpinLockRelease(&f->sh->mutex);
+	ConditionVariableBroadcast(&f->sh->ready);
+	dio_stream_release(f->stream, &e->run);
+	f->count--;
+	memmove(&f->ent[0], &f->ent[1], sizeof(DioFeedEntry) * f->count);
+}
+
+/* Publish this process's completed reads in order; all of them if 'all'. */
+static void
+feed_publish(DioFeed *f, bool all)
+{
+	while (f->count > 0 && (all || dio_stream_head_done(f->stream)))
+		feed_publish_head(f);
+}
+
+/*
+ * Claim a slot for the chunk of 'nblocks' from 'first', which this process
+ * will read.  False if a slot has it already, or none can be reused.
+ */
+static bool
+feed_claim(DioFeed *f, BlockNumber first, int nblocks)
+{
+	DioFeedShared *sh = f->sh;
+	BlockNumber minpos = InvalidBlockNumber;
+	BlockNumber mypos;
+	int			best = -1;
+	DioFeedSlot *sl;
+
+	SpinLockAcquire(&sh->mutex);
+	mypos = sh->pos[f->part];
+	if (sh->sparse || slot_find(sh, first) >= 0)
+	{
+		f->c.stopped = sh->sparse;
+		SpinLockRelease(&sh->mutex);
+		return false;
+	}
+	for (int p = 0; p < sh->nparts; p++)
+		if (BlockNumberIsValid(sh->pos[p]) && sh->pos[p] < minpos)
+			minpos = sh->pos[p];
+	for (int pass = 0; pass < 3 && best < 0; pass++)
+	{
+		for (int i = 0; i < DIO_FEED_SLOTS; i++)
+		{
+			BlockNumber end;
+
+			sl = &sh->slot[i];
+			if (pass == 0)
+			{
+				if (sl->state == DIO_SLOT_FREE)
+				{
+					best = i;
+					break;
+				}
+				continue;
+			}
+			if (sl->state != DIO_SLOT_READY || sl->pins > 0)
+				continue;
+			end = sl->first + sl->nblocks;
+			/* pass 1: every process is past it; pass 2: this one is */
+			if ((pass == 1 && (!BlockNumberIsValid(minpos) || end <= minpos)) ||
+				(pass == 2 && BlockNumberIsValid(mypos) && end <= mypos))
+			{
+				if (best < 0 || sl->first < sh->slot[best].first)
+					best = i;
+			}
+		}
+	}
+	if (best < 0)
+	{
+		SpinLockRelease(&sh->mutex);
+		return false;
+	}
+	sl = &sh->slot[best];
+	if (sl->state == DIO_SLOT_READY)
+	{
+		sh->judged_blocks += pg_popcount32(sl->submitted);
+		sh->judged_used += pg_popcount32(sl->used);
+		if (sh->judged_blocks >= DIO_FEED_JUDGE_AFTER &&
+			sh->judged_used < sh->judged_blocks * DIO_FEED_MIN_USE)
+			sh->sparse = true;
+	}
+	sl->first = first;
+	sl->nblocks = nblocks;
+	sl->submitted = sl->mask = sl->checked = sl->used = 0;
+	sl->state = DIO_SLOT_READING;
+	sl->reader = f->part;
+	sl->pins = 0;
+	sl->lsn_bound = f->lsn_bound;
+	SpinLockRelease(&sh->mutex);
+	f->claimed = best;
+	return true;
+}
+
+/*
+ * Has another process of the parallel query read the chunk from 'first', or
+ * is it reading it?  Then this one neither reads nor advises it.
+ */
+bool
+dio_feed_claimed(DioFeed *f, BlockNumber first)
+{
+	bool		found;
+
+	if (f->sh == NULL)
+		return false;
+	SpinLockAcquire(&f->sh->mutex);
+	found = slot_find(f->sh, first) >= 0;
+	SpinLockRelease(&f->sh->mutex);
+	return found;
+}
+
+/* dio_feed_take for a shared feed. */
+static Page
+feed_take_shared(DioFeed *f, BlockNumber blk)
+{
+	DioFeedShared *sh = f->sh;
+	TimestampTz wait_start = 0;
+	Page		page = NULL;
+
+	feed_unpin(f);
+	feed_publish(f, false);
+	for (;;)
+	{
+		DioFeedSlot *sl;
+		int			i;
+		uint16		bit;
+		bool		checked;
+		bool		first_use;
+		XLogRecPtr	bound;
+
+		SpinLockAcquire(&sh->mutex);
+		sh->pos[f->part] = blk;
+		i = slot_find(sh, blk);
+		if (i < 0)
+		{
+			SpinLockRelease(&sh->mutex);
+			break;
+		}
+		sl = &sh->slot[i];
+		bit = 1 << (blk - sl->first);
+		if (sl->state == DIO_SLOT_READING)
+		{
+			bool		mine = (sl->reader == f->part);
+
+			SpinLockRelease(&sh->mutex);
+			if (mine)
+			{
+				/* ours: take our reads up to it */
+				Assert(f->count > 0);
+				if (f->count == 0)
+					break;
+				feed_publish_head(f);
+				continue;
+			}
+			if (wait_start == 0)
+			{
+				wait_start = GetCurrentTimestamp();
+				ConditionVariablePrepareToSleep(&sh->ready);
+			}
+			else if (TimestampDifferenceExceeds(wait_start, GetCurrentTimestamp(),
+												DIO_FEED_WAIT_MS))
+			{
+				f->c.timeouts++;
+				break;
+			}
+			feed_publish(f, false);
+			(void) ConditionVariableTimedSleep(&sh->ready, 1, dio_feed_wait_event);
+			f->c.waits++;
+			continue;
+		}
+		if (!(sl->mask & bit))
+		{
+			SpinLockRelease(&sh->mutex);
+			break;
+		}
+		sl->pins++;
+		checked = (sl->checked & bit) != 0;
+		bound = sl->lsn_bound;
+		SpinLockRelease(&sh->mutex);
+
+		page = (Page) (slot_image(sh, i) + (Size) (blk - sl->first) * BLCKSZ);
+		if (!checked && !dio_direct_image_usable(f->heap, page, blk, bound))
+		{
+			SpinLockAcquire(&sh->mutex);
+			sl->mask &= ~bit;
+			sl->pins--;
+			SpinLockRelease(&sh->mutex);
+			dio_stats_count_blocks(0, DIO_FB_VERIFY, 1);
+			f->c.unusable++;
+			page = NULL;
+			break;
+		}
+		SpinLockAcquire(&sh->mutex);
+		first_use = !(sl->used & bit);
+		sl->checked |= bit;
+		sl->used |= bit;
+		SpinLockRelease(&sh->mutex);
+		if (first_use)
+		{
+			dio_stats_count_blocks(1, DIO_FB_VERIFY, 0);
+			f->c.used++;
+		}
+		f->held_slot = i;
+		f->held_blk = blk;
+		break;
+	}
+	if (wait_start != 0)
+		ConditionVariableCancelSleep();
+	return page;
+}
+
+/*
+ * This process takes no more blocks for now (its probes are done): its
+ * reads are published and its position no longer holds slots.
+ */
+void
+dio_feed_finish(DioFeed *f)
+{
+	if (f->sh == NULL)
+		return;
+	feed_publish(f, true);
+	SpinLockAcquire(&f->sh->mutex);
+	f->sh->pos[f->part] = InvalidBlockNumber;
+	SpinLockRelease(&f->sh->mutex);
+}
+
+/*
+ * Leave the shared images before they go (the parallel query's shutdown):
+ * every read of this process published, no slot pinned.
+ */
+void
+dio_feed_detach(DioFeed *f)
+{
+	if (f->sh == NULL)
+		return;
+	dio_feed_finish(f);
+	feed_unpin(f);
+	f->sh = NULL;
+}
+
 /*
  * May a chunk of 'nblocks' from 'first' be submitted now?  Not if it is
- * larger than one read of the engine (pg_dio.io_size).  Full, and 'first' is
+ * larger than one read of the engine (pg_dio.io_size).  Shared: not before
+ * the feed is attached, nor if a slot has the chunk or none is free (the
+ * slot is claimed here).  Full, and 'first' is
  * before every chunk held (the probes started over lower): what is held
  * will not be wanted soon, so it is given back.
  */
 bool
 dio_feed_can_submit(DioFeed *f, BlockNumber first, int nblocks)
 {
-	if (f->sparse)
+	if (f->sparse || (f->shared && f->sh == NULL))
 		return false;
 	if (f->stream == NULL)
 	{
@@ -223,6 +643,13 @@ dio_feed_can_submit(DioFeed *f, BlockNumber first, int nblocks)
 	}
 	if (nblocks > dio_stream_max_blocks(f->stream))
 		return false;
+	if (f->sh != NULL)
+	{
+		if (f->count == DIO_FEED_MAX || !dio_stream_can_submit(f->stream))
+			feed_publish(f, false);
+		return f->count < DIO_FEED_MAX && dio_stream_can_submit(f->stream) &&
+			feed_claim(f, first, nblocks);
+	}
 	if (f->count == DIO_FEED_MAX || !dio_stream_can_submit(f->stream))
 	{
 		if (f->count == 0 || first >= f->ent[0].first)
@@ -250,16 +677,25 @@ dio_feed_submit(DioFeed *f, BlockNumber first, int nblocks, uint16 mask)
 	e->mask = mask;
 	e->checked = 0;
 	e->held = false;
+	if (f->sh != NULL)
+	{
+		e->shslot = f->claimed;
+		SpinLockAcquire(&f->sh->mutex);
+		f->sh->slot[e->shslot].submitted = mask;
+		SpinLockRelease(&f->sh->mutex);
+	}
 	f->c.chunks++;
 	f->c.blocks += pg_popcount32(mask);
 }
 
-/* Send the reads submitted so far to the kernel now. */
+/* Send the reads submitted so far to the kernel now; publish those done. */
 void
 dio_feed_flush(DioFeed *f)
 {
 	if (f->stream != NULL)
 		dio_submit_pending();
+	if (f->sh != NULL)
+		feed_publish(f, false);
 }
 
 /*
@@ -277,6 +713,10 @@ dio_feed_take(DioFeed *f, BlockNumber blk)
 	int			off;
 	Page		page;
 
+	if (f->sh != NULL)
+		return feed_take_shared(f, blk);
+	if (f->shared)
+		return NULL;
 	f->held_blk = InvalidBlockNumber;
 	for (i = 0; i < f->count && !feed_has(&f->ent[i], blk); i++)
 		;
@@ -322,6 +762,8 @@ dio_feed_take(DioFeed *f, BlockNumber blk)
 void
 dio_feed_untake(DioFeed *f)
 {
+	if (f->sh != NULL)
+		feed_unpin(f);
 	f->held_blk = InvalidBlockNumber;
 }
 
@@ -329,7 +771,12 @@ dio_feed_untake(DioFeed *f)
 void
 dio_feed_reset(DioFeed *f)
 {
-	if (f->stream != NULL)
+	if (f->sh != NULL)
+	{
+		feed_publish(f, true);
+		feed_unpin(f);
+	}
+	else if (f->stream != NULL)
 		feed_trim(f);
 }
 
@@ -337,6 +784,7 @@ dio_feed_reset(DioFeed *f)
 void
 dio_feed_end(DioFeed *f)
 {
+	dio_feed_detach(f);
 	if (f->stream != NULL)
 		dio_stream_end(f->stream);
 	f->stream = NULL;

@@ -24,6 +24,7 @@
 #define DIO_FEED_CHUNK_MAX	16
 
 typedef struct DioFeed DioFeed;
+typedef struct DioFeedShared DioFeedShared;
 
 /* what a feed did, for EXPLAIN */
 typedef struct DioFeedCounters
@@ -32,10 +33,13 @@ typedef struct DioFeedCounters
 	uint64		blocks;			/* blocks in them that passed rules 2-3 */
 	uint64		used;			/* blocks whose images the consumer took */
 	uint64		unusable;		/* images that failed the read or rule 4 */
+	uint64		waits;			/* shared: sleeps for another process's read */
+	uint64		timeouts;		/* ... that ended with the buffer manager */
 	bool		stopped;		/* the consumer used too few: no more reads */
 } DioFeedCounters;
 
-extern DioFeed *dio_feed_create(EState *estate, int plan_id, Relation heap);
+extern DioFeed *dio_feed_create(EState *estate, int plan_id, Relation heap,
+							   bool shared);
 extern DioFeed *dio_feed_find(EState *estate, int plan_id);
 extern bool dio_feed_can_submit(DioFeed *f, BlockNumber first, int nblocks);
 extern void dio_feed_submit(DioFeed *f, BlockNumber first, int nblocks, uint16 mask);
@@ -45,5 +49,13 @@ extern void dio_feed_untake(DioFeed *f);
 extern void dio_feed_reset(DioFeed *f);
 extern void dio_feed_end(DioFeed *f);
 extern const DioFeedCounters *dio_feed_counters(DioFeed *f);
+
+/* a parallel query's images, in its dynamic shared memory */
+extern Size dio_feed_shared_size(int nparts);
+extern void dio_feed_shared_init(DioFeedShared *sh, int nparts);
+extern void dio_feed_share(DioFeed *f, DioFeedShared *sh, int part);
+extern bool dio_feed_claimed(DioFeed *f, BlockNumber first);
+extern void dio_feed_finish(DioFeed *f);
+extern void dio_feed_detach(DioFeed *f);
 
 #endif							/* PG_DIO_SCAN_FEED_H */

@@ -52,6 +52,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/parallel.h"
 #include "access/nbtree.h"
 #include "access/relscan.h"
 #include "access/table.h"
@@ -114,9 +115,18 @@
 #define PROBE_CHUNK_MAX_BLOCKS	((BlockNumber) 1 << 27)
 /* chunks read directly beyond the current one while the probes walk forward */
 #define PROBE_DIRECT_AHEAD	8
+#define PROBE_SHARED_AHEAD	2
 /* the inner index's correlation with its heap above which probes in key
  * order walk the heap forward: the inner is then fed (probe_feed_inner) */
 #define PROBE_FEED_MIN_CORR	0.9
+
+/* whether ProbePrefetch reads the inner's heap directly (probe_feed_inner) */
+typedef enum ProbeFeed
+{
+	PROBE_FEED_NONE,
+	PROBE_FEED_OWN,				/* for its own process's probes */
+	PROBE_FEED_SHARED,			/* for a parallel query's processes */
+} ProbeFeed;
 /* the heap's share of all-visible blocks from which an index-only inner
  * fetches too few heap blocks to probe for */
 #define PROBE_ALL_VISIBLE	0.99
@@ -176,6 +186,7 @@ typedef struct ProbeState
 	ProbeTarget tg[PROBE_MAX_TARGETS];
 	int			ntargets;
 	DioFeed    *feed;			/* tg[0]'s chunks read directly for the inner */
+	int			direct_ahead;	/* chunks read past a forward probe's */
 	ExprContext *econtext;		/* evaluates the targets' rtkeys with 'params' */
 	ParamExecData *params;
 	int			nparams;
@@ -209,6 +220,14 @@ static TupleTableSlot *probe_exec(CustomScanState *node);
 static void probe_end(CustomScanState *node);
 static void probe_rescan(CustomScanState *node);
 static void probe_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size probe_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void probe_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+								 void *coordinate);
+static void probe_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+								   void *coordinate);
+static void probe_initialize_worker(CustomScanState *node, shm_toc *toc,
+									void *coordinate);
+static void probe_shutdown(CustomScanState *node);
 static uint8 *probe_chunks(ProbeState *ps, ProbeTarget *t);
 
 static const CustomScanMethods probe_methods = {
@@ -222,6 +241,11 @@ static const CustomExecMethods probe_exec_methods = {
 	.ExecCustomScan = probe_exec,
 	.EndCustomScan = probe_end,
 	.ReScanCustomScan = probe_rescan,
+	.EstimateDSMCustomScan = probe_estimate_dsm,
+	.InitializeDSMCustomScan = probe_initialize_dsm,
+	.ReInitializeDSMCustomScan = probe_reinitialize_dsm,
+	.InitializeWorkerCustomScan = probe_initialize_worker,
+	.ShutdownCustomScan = probe_shutdown,
 	.ExplainCustomScan = probe_explain,
 };
 
@@ -800,15 +824,14 @@ probe_reads_relation(PlannedStmt *stmt, Plan *plan, Oid relid)
  * probes in key order walk the heap forward (the inner index's leading
  * column follows the heap's order, by the statistics), the heap is one
  * DirectSeqScan would read directly, and the inner fetches heap tuples
- * (not index-only).  Not below a parallel-aware outer: each process probes
- * for its share of the outer rows, so the processes' walks interleave over
- * the same chunks, and each would read every chunk for its part of the
- * blocks (TPC-H Q4: no faster, with 17% more bytes read).  Nor where the
- * outer plan reads the inner's relation itself (TPC-H Q21 scans lineitem and
- * probes it in the same order): its reads leave the probes' blocks cached.
- * Whether it does.
+ * (not index-only).  Below a parallel-aware outer each process probes for
+ * its share of the outer rows, so the processes' walks interleave over the
+ * same chunks: there the images are shared (PROBE_FEED_SHARED), each chunk
+ * read once for all of them.  Not where the outer plan reads the inner's
+ * relation itself (TPC-H Q21 scans lineitem and probes it in the same
+ * order): its reads leave the probes' blocks cached.
  */
-static bool
+static ProbeFeed
 probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
 				 Index rti, int feeder)
 {
@@ -817,8 +840,8 @@ probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
 	Relation	rel;
 	BlockNumber nblocks;
 
-	if (!pg_dio_probe_direct_read || index_only || probe_partial(nl->join.plan.lefttree))
-		return false;
+	if (!pg_dio_probe_direct_read || index_only)
+		return PROBE_FEED_NONE;
 	/* the planner holds a lock on every relation of the plan */
 	rel = table_open(relid, NoLock);
 	nblocks = RelationGetNumberOfBlocks(rel);
@@ -826,10 +849,12 @@ probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
 	if (nblocks < (BlockNumber) pg_dio_direct_scan_threshold || nblocks < PROBE_CHUNK * 2 ||
 		pf_index_correlation(relid, indexoid) < PROBE_FEED_MIN_CORR ||
 		probe_reads_relation(stmt, nl->join.plan.lefttree, relid))
-		return false;
+		return PROBE_FEED_NONE;
 	if (IsA(*inner, Memoize))
 		inner = &(*inner)->lefttree;
-	return pf_make_fed(stmt, inner, feeder);
+	if (!pf_make_fed(stmt, inner, feeder))
+		return PROBE_FEED_NONE;
+	return probe_partial(nl->join.plan.lefttree) ? PROBE_FEED_SHARED : PROBE_FEED_OWN;
 }
 
 /*
@@ -861,6 +886,7 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 	List	   *sids;
 	List	   *squal;
 	bool		has_sub;
+	ProbeFeed	feed;
 
 	if (!pg_dio_enable_probe_prefetch || !plain || nl->nestParams == NIL ||
 		outer == NULL || !probe_outer_ok(outer, partial))
@@ -893,7 +919,6 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 	cscan->scan.plan.plan_width = outer->plan_width;
 	/* EXPLAIN's "Disabled" compares a node's count with its children's */
 	cscan->scan.plan.disabled_nodes = outer->disabled_nodes;
-	cscan->scan.plan.parallel_aware = false;
 	cscan->scan.plan.parallel_safe = outer->parallel_safe;
 	cscan->scan.plan.plan_node_id = (*next_id)++;
 	cscan->scan.plan.extParam = bms_copy(outer->extParam);
@@ -918,11 +943,12 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 	}
 	cscan->flags = 0;
 	cscan->custom_plans = list_make1(outer);
+	feed = probe_feed_inner(stmt, nl, indexoid, index_only, rti,
+							cscan->scan.plan.plan_node_id);
+	/* the shared images are in the parallel query's DSM (probe_estimate_dsm) */
+	cscan->scan.plan.parallel_aware = (feed == PROBE_FEED_SHARED);
 	cscan->custom_private = list_make4(list_make1(list_make3_oid(indexoid, index_only, rti)),
-									   cx.allowed, attnos,
-									   list_make1_int(probe_feed_inner(stmt, nl, indexoid,
-																	   index_only, rti,
-																	   cscan->scan.plan.plan_node_id)));
+									   cx.allowed, attnos, list_make1_int(feed));
 	cscan->custom_exprs = list_make1(indexqual);
 	if (has_sub)
 	{
@@ -1028,7 +1054,9 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 	/* chunks read directly only where the OS page cache can be asked first */
 	if (linitial_int(lfourth(cscan->custom_private)) && ps->tg[0].scan != NULL &&
 		ps->tg[0].oscheck != NULL && probe_chunks(ps, &ps->tg[0]) != NULL)
-		ps->feed = dio_feed_create(estate, cscan->scan.plan.plan_node_id, ps->tg[0].heap);
+		ps->feed = dio_feed_create(estate, cscan->scan.plan.plan_node_id, ps->tg[0].heap,
+								   linitial_int(lfourth(cscan->custom_private)) == PROBE_FEED_SHARED);
+	ps->direct_ahead = cscan->scan.plan.parallel_aware ? PROBE_SHARED_AHEAD : PROBE_DIRECT_AHEAD;
 
 	ps->qcxt = AllocSetContextCreate(estate->es_query_cxt, "ProbePrefetch queue",
 									 ALLOCSET_DEFAULT_SIZES);
@@ -1146,7 +1174,8 @@ probe_advise_chunk(ProbeTarget *t, BlockNumber chunk)
 
 /*
  * Read chunk 'chunk' of the inner's heap directly, for the inner to take the
- * images (scan_feed.c), unless done or not worth it: any of it is in the OS
+ * images (scan_feed.c), unless done, read by another process of the parallel
+ * query (true: nothing to advise), or not worth it: any of it is in the OS
  * page cache, or fewer than half of its blocks pass rules 2-3 (all-visible,
  * not in shared buffers; only those will be used), or the feed is full or
  * cannot read it in one request (pg_dio.io_size below 128 kB).
@@ -1164,7 +1193,13 @@ probe_direct_chunk(ProbeState *ps, ProbeTarget *t, BlockNumber chunk)
 		(t->chunk_done[chunk / BITS_PER_BYTE] & (1 << (chunk % BITS_PER_BYTE))))
 		return false;
 	n = Min(PROBE_CHUNK, t->nblocks - lo);
-	if (dio_stream_os_cached(t->oscheck, lo, n) != 0)
+	if (dio_feed_claimed(ps->feed, lo))
+	{
+		/* another process of the parallel query reads it for all */
+		t->chunk_done[chunk / BITS_PER_BYTE] |= 1 << (chunk % BITS_PER_BYTE);
+		return true;
+	}
+	if (dio_stream_os_cached(t->oscheck, lo, n) > (ps->css.ss.ps.plan->parallel_aware ? n / 2 : 0))
 		return false;
 	for (int i = 0; i < n; i++)
 		if (VM_ALL_VISIBLE(t->heap, lo + i, &t->vmbuf) && !dio_block_resident(t->heap, lo + i))
@@ -1231,7 +1266,7 @@ probe_scan_blocks(ProbeState *ps, ProbeTarget *t)
 			/* the direct chunks read ahead slide with the probes */
 			BlockNumber chunk = blk / PROBE_CHUNK;
 
-			for (int i = 0; i <= PROBE_DIRECT_AHEAD; i++)
+			for (int i = 0; i <= ps->direct_ahead; i++)
 				if (probe_read_chunk(ps, t, chunk + i))
 					started = true;
 			continue;
@@ -1502,7 +1537,11 @@ probe_exec(CustomScanState *node)
 	if (ps->feed != NULL)
 		dio_feed_flush(ps->feed);
 	if (ps->qcount == 0)
+	{
+		if (ps->feed != NULL)
+			dio_feed_finish(ps->feed);
 		return slot;
+	}
 	mt = ps->queue[ps->qhead];
 	ps->qstate[ps->qhead] = PQ_NONE;
 	ps->qhead = (ps->qhead + 1) % ps->qsize;
@@ -1555,6 +1594,59 @@ probe_end(CustomScanState *node)
 	if (ps->probe_slot != NULL)
 		ExecDropSingleTupleTableSlot(ps->probe_slot);
 	ExecEndNode(ps->outer);
+}
+
+/*
+ * A parallel-aware ProbePrefetch (PROBE_FEED_SHARED) keeps the chunk images
+ * its processes share in the parallel query's DSM: the leader is participant
+ * 0, worker N participant N + 1.
+ */
+static Size
+probe_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return dio_feed_shared_size(pcxt->nworkers + 1);
+}
+
+static void
+probe_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	ProbeState *ps = (ProbeState *) node;
+
+	dio_feed_shared_init(coordinate, pcxt->nworkers + 1);
+	if (ps->feed != NULL)
+		dio_feed_share(ps->feed, coordinate, 0);
+}
+
+/* The workers are gone: the leader leaves the images and they start empty. */
+static void
+probe_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	ProbeState *ps = (ProbeState *) node;
+
+	if (ps->feed != NULL)
+		dio_feed_detach(ps->feed);
+	dio_feed_shared_init(coordinate, pcxt->nworkers + 1);
+	if (ps->feed != NULL)
+		dio_feed_share(ps->feed, coordinate, 0);
+}
+
+static void
+probe_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	ProbeState *ps = (ProbeState *) node;
+
+	if (ps->feed != NULL)
+		dio_feed_share(ps->feed, coordinate, ParallelWorkerNumber + 1);
+}
+
+/* Before the DSM goes: this process's reads published, nothing pinned. */
+static void
+probe_shutdown(CustomScanState *node)
+{
+	ProbeState *ps = (ProbeState *) node;
+
+	if (ps->feed != NULL)
+		dio_feed_detach(ps->feed);
 }
 
 /* One target's counters; 'what' prefixes their labels ("" or "SubPlan "). */
@@ -1633,9 +1725,12 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		{
 			ExplainIndentText(es);
 			appendStringInfo(es->str, "Direct Reads: chunks=%" PRIu64 " blocks=%" PRIu64
-							 " used=%" PRIu64 " unusable=%" PRIu64 "%s\n",
-							 fc->chunks, fc->blocks, fc->used, fc->unusable,
-							 fc->stopped ? " (stopped: sparse)" : "");
+							 " used=%" PRIu64 " unusable=%" PRIu64,
+							 fc->chunks, fc->blocks, fc->used, fc->unusable);
+			if (node->ss.ps.plan->parallel_aware)
+				appendStringInfo(es->str, " waits=%" PRIu64 " timeouts=%" PRIu64,
+								 fc->waits, fc->timeouts);
+			appendStringInfo(es->str, "%s\n", fc->stopped ? " (stopped: sparse)" : "");
 		}
 		else
 		{
@@ -1643,6 +1738,11 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyUInteger("Direct Blocks", NULL, fc->blocks, es);
 			ExplainPropertyUInteger("Direct Blocks Used", NULL, fc->used, es);
 			ExplainPropertyUInteger("Direct Blocks Unusable", NULL, fc->unusable, es);
+			if (node->ss.ps.plan->parallel_aware)
+			{
+				ExplainPropertyUInteger("Direct Waits", NULL, fc->waits, es);
+				ExplainPropertyUInteger("Direct Wait Timeouts", NULL, fc->timeouts, es);
+			}
 			ExplainPropertyBool("Direct Reads Stopped", fc->stopped, es);
 		}
 	}

@@ -49,7 +49,7 @@ NODE_JSON = re.compile(r'("Node Type": |Node Type: |<Node-Type>)"?Custom Scan"?'
 
 
 FOOTER = re.compile(r"^\((\d+) rows?\)\s*$")
-PROBE = re.compile(r"^(\s*)->  Custom Scan \(ProbePrefetch\)")
+PROBE = re.compile(r"^(\s*)->  (?:Parallel )?Custom Scan \(ProbePrefetch\)")
 CONT = re.compile(r"\s*\+\s*$")
 
 

@@ -258,6 +258,7 @@ class Stats:
         self.index_compares = 0
         self.index_prefetch = 0
         self.index_probe = 0
+        self.index_probe_shared = 0
         self.index_direct = 0
         self.index_seq_compares = 0
         self.cursor_compares = 0
@@ -362,6 +363,13 @@ def index_reader_round(db, rng, stats, on_standby=False):
         settings.append(f"SET LOCAL enable_partitionwise_join = {rng.choice(['on', 'off'])};")
         settings.append(f"SET LOCAL enable_memoize = {rng.choice(['on', 'off'])};")
         settings.append(f"SET LOCAL enable_material = {rng.choice(['on', 'off'])};")
+        # a parallel plan in a third of the join rounds: a ProbePrefetch over
+        # a parallel-aware outer shares its direct chunks between the processes
+        if rng.random() < 1 / 3:
+            settings.append("SET LOCAL max_parallel_workers_per_gather = 2; "
+                            "SET LOCAL parallel_setup_cost = 0; SET LOCAL parallel_tuple_cost = 0; "
+                            "SET LOCAL min_parallel_table_scan_size = 0; "
+                            "SET LOCAL min_parallel_index_scan_size = 0;")
     # in a third of the rounds (two thirds on a standby) both tables leave
     # shared buffers and the OS page cache first, so that the prefetch leg
     # has blocks to read (directly)
@@ -402,6 +410,8 @@ def index_reader_round(db, rng, stats, on_standby=False):
         stats.index_compares += 1
         if "ProbePrefetch" in plan_on:
             stats.index_probe += 1
+        if "Parallel Custom Scan (ProbePrefetch)" in plan_on:
+            stats.index_probe_shared += 1
         if "PrefetchIndex" in plan_on:
             stats.index_prefetch += 1
             # (a DirectSeqScan in the plan would have read directly too)
@@ -916,7 +926,8 @@ def main():
           f"{stats.compares} sequential ({stats.seq_direct} reading blocks directly), "
           f"{stats.index_compares} index "
           f"({stats.index_prefetch} with PrefetchIndexScan/PrefetchIndexOnlyScan, "
-          f"{stats.index_probe} with ProbePrefetch, "
+          f"{stats.index_probe} with ProbePrefetch ({stats.index_probe_shared} sharing direct chunks "
+          f"between parallel processes), "
           f"{stats.index_direct} of them reading heap blocks directly, "
           f"{stats.index_seq_compares} also against a plan without index scans), "
           f"{stats.cursor_compares} scrolling cursors, {stats.current_of_compares} WHERE CURRENT OF "
