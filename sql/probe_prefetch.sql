@@ -487,6 +487,10 @@ RESET parallel_leader_participation;
 SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
 SELECT pp_compare('SELECT o.x % 7, count(*), sum(t.g) FROM pp_po o
                    JOIN pp_t t ON t.id = o.x + 1 WHERE o.x > 0 GROUP BY 1 ORDER BY 1');
+-- not above a Gather: its rows come from several processes, in no order of
+-- the inner's; the node is not parallel-aware and the inner stays core's
+SELECT dio_plan('SELECT o.x, t.g FROM (SELECT x, count(*) FROM pp_po GROUP BY x) o
+                   JOIN pp_t t ON t.id = o.x');
 -- rescanned: the Gather on a nested loop's inner side runs again for each
 -- outer row, its shared images emptied each time
 SET enable_material = off;

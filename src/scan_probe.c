@@ -752,28 +752,41 @@ probe_heap_all_visible(PlannedStmt *stmt, Index rti)
 	return all;
 }
 
-/* Does a node of the plan read a share of its input (parallel-aware)? */
-static bool
-probe_partial(Plan *plan)
+/*
+ * Whose rows does the plan return: this process's own, a share of them (a
+ * parallel-aware node reads a share of its input), or several processes'
+ * (a Gather or Gather Merge below; what is under it is not looked at)?
+ */
+typedef enum ProbeRows
 {
+	PROBE_ROWS_OWN,
+	PROBE_ROWS_SHARE,
+	PROBE_ROWS_GATHERED,
+} ProbeRows;
+
+static ProbeRows
+probe_rows(Plan *plan)
+{
+	ProbeRows	r = PROBE_ROWS_OWN;
 	ListCell   *lc;
 
 	if (plan == NULL)
-		return false;
+		return PROBE_ROWS_OWN;
 	check_stack_depth();
+	if (IsA(plan, Gather) || IsA(plan, GatherMerge))
+		return PROBE_ROWS_GATHERED;
 	if (plan->parallel_aware)
-		return true;
+		return PROBE_ROWS_SHARE;
 	if (IsA(plan, Append))
 		foreach(lc, ((Append *) plan)->appendplans)
-			if (probe_partial(lfirst(lc)))
-				return true;
+			r = Max(r, probe_rows(lfirst(lc)));
 	if (IsA(plan, CustomScan))
 		foreach(lc, ((CustomScan *) plan)->custom_plans)
-			if (probe_partial(lfirst(lc)))
-				return true;
-	if (IsA(plan, SubqueryScan) && probe_partial(((SubqueryScan *) plan)->subplan))
-		return true;
-	return probe_partial(plan->lefttree) || probe_partial(plan->righttree);
+			r = Max(r, probe_rows(lfirst(lc)));
+	if (IsA(plan, SubqueryScan))
+		r = Max(r, probe_rows(((SubqueryScan *) plan)->subplan));
+	r = Max(r, probe_rows(plan->lefttree));
+	return Max(r, probe_rows(plan->righttree));
 }
 
 /* Does a scan in the plan read relation 'relid'? */
@@ -827,9 +840,10 @@ probe_reads_relation(PlannedStmt *stmt, Plan *plan, Oid relid)
  * (not index-only).  Below a parallel-aware outer each process probes for
  * its share of the outer rows, so the processes' walks interleave over the
  * same chunks: there the images are shared (PROBE_FEED_SHARED), each chunk
- * read once for all of them.  Not where the outer plan reads the inner's
- * relation itself (TPC-H Q21 scans lineitem and probes it in the same
- * order): its reads leave the probes' blocks cached.
+ * read once for all of them.  Not above a Gather (its rows come from
+ * several processes, in no order of the inner's), nor where the outer plan
+ * reads the inner's relation itself (TPC-H Q21 scans lineitem and probes it
+ * in the same order): its reads leave the probes' blocks cached.
  */
 static ProbeFeed
 probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
@@ -839,8 +853,9 @@ probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
 	Plan	  **inner = &nl->join.plan.righttree;
 	Relation	rel;
 	BlockNumber nblocks;
+	ProbeRows	rows = probe_rows(nl->join.plan.lefttree);
 
-	if (!pg_dio_probe_direct_read || index_only)
+	if (!pg_dio_probe_direct_read || index_only || rows == PROBE_ROWS_GATHERED)
 		return PROBE_FEED_NONE;
 	/* the planner holds a lock on every relation of the plan */
 	rel = table_open(relid, NoLock);
@@ -854,7 +869,7 @@ probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
 		inner = &(*inner)->lefttree;
 	if (!pf_make_fed(stmt, inner, feeder))
 		return PROBE_FEED_NONE;
-	return probe_partial(nl->join.plan.lefttree) ? PROBE_FEED_SHARED : PROBE_FEED_OWN;
+	return rows == PROBE_ROWS_SHARE ? PROBE_FEED_SHARED : PROBE_FEED_OWN;
 }
 
 /*
