@@ -487,6 +487,10 @@ RESET parallel_leader_participation;
 SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
 SELECT pp_compare('SELECT o.x % 7, count(*), sum(t.g) FROM pp_po o
                    JOIN pp_t t ON t.id = o.x + 1 WHERE o.x > 0 GROUP BY 1 ORDER BY 1');
+-- pg_dio.probe_shared_memory below 1MB (8 chunks): not read directly there
+SET pg_dio.probe_shared_memory = '512kB';
+SELECT dio_plan('SELECT sum(t.g) FROM pp_po o JOIN pp_t t ON t.id = o.x WHERE o.x > 0');
+RESET pg_dio.probe_shared_memory;
 -- not above a Gather: its rows come from several processes, in no order of
 -- the inner's; the node is not parallel-aware and the inner stays core's
 SELECT dio_plan('SELECT o.x, t.g FROM (SELECT x, count(*) FROM pp_po GROUP BY x) o
@@ -518,7 +522,7 @@ COMMIT;
 -- (checks: the settings)
 SELECT name, setting, unit, min_val, max_val, context FROM pg_settings
  WHERE name IN ('pg_dio.enable_probe_prefetch', 'pg_dio.probe_prefetch_distance',
-                'pg_dio.probe_direct_read') ORDER BY name;
+                'pg_dio.probe_direct_read', 'pg_dio.probe_shared_memory') ORDER BY name;
 SET pg_dio.probe_prefetch_distance = 0;
 
 DROP FUNCTION pp_compare, pp_counts, pp_sub_advised, pp_direct;

@@ -64,8 +64,6 @@
 #define DIO_FEED_JUDGE_AFTER	(DIO_FEED_CHUNK_MAX * 32)
 #define DIO_FEED_MIN_USE	0.2
 
-/* chunk images a parallel query's processes share (8 MB of its DSM) */
-#define DIO_FEED_SLOTS		64
 /* a process waits this long for another's read of a block it wants, at most */
 #define DIO_FEED_WAIT_MS	100
 
@@ -98,9 +96,10 @@ struct DioFeedShared
 	bool		sparse;			/* too few used: no more submissions */
 	uint64		judged_blocks;	/* usable blocks of the slots reused */
 	uint64		judged_used;	/* ... of those, some process took */
-	Size		images_off;		/* from this struct to the images */
+	int			nslots;			/* chunk images: 0 when not shared */
 	int			nparts;			/* the leader, then one per worker */
-	DioFeedSlot slot[DIO_FEED_SLOTS];
+	Size		slots_off;		/* from this struct to the slot table */
+	Size		images_off;		/* ... and to the images */
 	/* each participant's block of its last take; invalid: none or done */
 	BlockNumber pos[FLEXIBLE_ARRAY_MEMBER];
 };
@@ -286,6 +285,12 @@ feed_trim(DioFeed *f)
  * pinned.
  * ====================================================================== */
 
+static inline DioFeedSlot *
+feed_slot(DioFeedShared *sh, int i)
+{
+	return (DioFeedSlot *) ((char *) sh + sh->slots_off) + i;
+}
+
 static inline char *
 slot_image(DioFeedShared *sh, int i)
 {
@@ -296,9 +301,9 @@ slot_image(DioFeedShared *sh, int i)
 static int
 slot_find(DioFeedShared *sh, BlockNumber blk)
 {
-	for (int i = 0; i < DIO_FEED_SLOTS; i++)
+	for (int i = 0; i < sh->nslots; i++)
 	{
-		DioFeedSlot *sl = &sh->slot[i];
+		DioFeedSlot *sl = feed_slot(sh, i);
 
 		if (sl->state != DIO_SLOT_FREE && blk >= sl->first &&
 			blk < sl->first + (BlockNumber) sl->nblocks)
@@ -307,29 +312,51 @@ slot_find(DioFeedShared *sh, BlockNumber blk)
 	return -1;
 }
 
-/* Bytes of dynamic shared memory the images of 'nparts' processes take. */
-Size
-dio_feed_shared_size(int nparts)
+/* The table, its slots and their images, for 'nparts' processes. */
+static Size
+feed_layout(int nparts, int nslots, Size *slots_off, Size *images_off)
 {
 	Size		off = MAXALIGN(add_size(offsetof(DioFeedShared, pos),
 										mul_size(nparts, sizeof(BlockNumber))));
 
-	return add_size(off, mul_size(DIO_FEED_SLOTS, DIO_FEED_CHUNK_MAX * BLCKSZ));
+	*slots_off = off;
+	off = MAXALIGN(add_size(off, mul_size(nslots, sizeof(DioFeedSlot))));
+	*images_off = off;
+	return add_size(off, mul_size(nslots, DIO_FEED_CHUNK_MAX * BLCKSZ));
 }
 
-/* Initialize (or empty again) shared images at 'sh' for 'nparts' processes. */
+/*
+ * Bytes of dynamic shared memory 'nslots' chunk images of 'nparts' processes
+ * take.  With no slot (the leader has no feed) the processes do not share.
+ */
+Size
+dio_feed_shared_size(int nparts, int nslots)
+{
+	Size		slots_off;
+	Size		images_off;
+
+	return feed_layout(nparts, nslots, &slots_off, &images_off);
+}
+
+/* Initialize (or empty again) shared images at 'sh' as sized. */
 void
-dio_feed_shared_init(DioFeedShared *sh, int nparts)
+dio_feed_shared_init(DioFeedShared *sh, int nparts, int nslots)
 {
 	memset(sh, 0, offsetof(DioFeedShared, pos));
 	SpinLockInit(&sh->mutex);
 	ConditionVariableInit(&sh->ready);
+	sh->nslots = nslots;
 	sh->nparts = nparts;
-	sh->images_off = MAXALIGN(offsetof(DioFeedShared, pos) + nparts * sizeof(BlockNumber));
+	(void) feed_layout(nparts, nslots, &sh->slots_off, &sh->images_off);
 	for (int i = 0; i < nparts; i++)
 		sh->pos[i] = InvalidBlockNumber;
-	for (int i = 0; i < DIO_FEED_SLOTS; i++)
-		sh->slot[i].first = InvalidBlockNumber;
+	for (int i = 0; i < nslots; i++)
+	{
+		DioFeedSlot *sl = feed_slot(sh, i);
+
+		memset(sl, 0, sizeof(DioFeedSlot));
+		sl->first = InvalidBlockNumber;
+	}
 }
 
 /* Feed 'f' of participant 'part' reads into and takes from 'sh' from now. */
@@ -337,7 +364,7 @@ void
 dio_feed_share(DioFeed *f, DioFeedShared *sh, int part)
 {
 	Assert(f->shared && f->sh == NULL && f->count == 0);
-	if (part < 0 || part >= sh->nparts)
+	if (part < 0 || part >= sh->nparts || sh->nslots == 0)
 		return;
 	if (dio_feed_wait_event == 0)
 		dio_feed_wait_event = WaitEventExtensionNew("PgDioSharedImage");
@@ -353,7 +380,7 @@ feed_unpin(DioFeed *f)
 	if (f->held_slot >= 0)
 	{
 		SpinLockAcquire(&f->sh->mutex);
-		f->sh->slot[f->held_slot].pins--;
+		feed_slot(f->sh, f->held_slot)->pins--;
 		SpinLockRelease(&f->sh->mutex);
 		f->held_slot = -1;
 	}
@@ -365,7 +392,7 @@ static void
 feed_publish_head(DioFeed *f)
 {
 	DioFeedEntry *e = &f->ent[0];
-	DioFeedSlot *sl = &f->sh->slot[e->shslot];
+	DioFeedSlot *sl = feed_slot(f->sh, e->shslot);
 	uint16		valid;
 	uint16		lost;
 
@@ -424,11 +451,11 @@ feed_claim(DioFeed *f, BlockNumber first, int nblocks)
 			minpos = sh->pos[p];
 	for (int pass = 0; pass < 3 && best < 0; pass++)
 	{
-		for (int i = 0; i < DIO_FEED_SLOTS; i++)
+		for (int i = 0; i < sh->nslots; i++)
 		{
 			BlockNumber end;
 
-			sl = &sh->slot[i];
+			sl = feed_slot(sh, i);
 			if (pass == 0)
 			{
 				if (sl->state == DIO_SLOT_FREE)
@@ -445,7 +472,7 @@ feed_claim(DioFeed *f, BlockNumber first, int nblocks)
 			if ((pass == 1 && (!BlockNumberIsValid(minpos) || end <= minpos)) ||
 				(pass == 2 && BlockNumberIsValid(mypos) && end <= mypos))
 			{
-				if (best < 0 || sl->first < sh->slot[best].first)
+				if (best < 0 || sl->first < feed_slot(sh, best)->first)
 					best = i;
 			}
 		}
@@ -455,7 +482,7 @@ feed_claim(DioFeed *f, BlockNumber first, int nblocks)
 		SpinLockRelease(&sh->mutex);
 		return false;
 	}
-	sl = &sh->slot[best];
+	sl = feed_slot(sh, best);
 	if (sl->state == DIO_SLOT_READY)
 	{
 		sh->judged_blocks += pg_popcount32(sl->submitted);
@@ -520,7 +547,7 @@ feed_take_shared(DioFeed *f, BlockNumber blk)
 			SpinLockRelease(&sh->mutex);
 			break;
 		}
-		sl = &sh->slot[i];
+		sl = feed_slot(sh, i);
 		bit = 1 << (blk - sl->first);
 		if (sl->state == DIO_SLOT_READING)
 		{
@@ -681,7 +708,7 @@ dio_feed_submit(DioFeed *f, BlockNumber first, int nblocks, uint16 mask)
 	{
 		e->shslot = f->claimed;
 		SpinLockAcquire(&f->sh->mutex);
-		f->sh->slot[e->shslot].submitted = mask;
+		feed_slot(f->sh, e->shslot)->submitted = mask;
 		SpinLockRelease(&f->sh->mutex);
 	}
 	f->c.chunks++;

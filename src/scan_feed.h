@@ -22,6 +22,8 @@
 
 /* blocks a feed chunk has at most (a bit each in its mask) */
 #define DIO_FEED_CHUNK_MAX	16
+/* kB of one shared chunk image */
+#define DIO_FEED_CHUNK_KB	(DIO_FEED_CHUNK_MAX * BLCKSZ / 1024)
 
 typedef struct DioFeed DioFeed;
 typedef struct DioFeedShared DioFeedShared;
@@ -51,8 +53,8 @@ extern void dio_feed_end(DioFeed *f);
 extern const DioFeedCounters *dio_feed_counters(DioFeed *f);
 
 /* a parallel query's images, in its dynamic shared memory */
-extern Size dio_feed_shared_size(int nparts);
-extern void dio_feed_shared_init(DioFeedShared *sh, int nparts);
+extern Size dio_feed_shared_size(int nparts, int nslots);
+extern void dio_feed_shared_init(DioFeedShared *sh, int nparts, int nslots);
 extern void dio_feed_share(DioFeed *f, DioFeedShared *sh, int part);
 extern bool dio_feed_claimed(DioFeed *f, BlockNumber first);
 extern void dio_feed_finish(DioFeed *f);

@@ -116,6 +116,9 @@
 /* chunks read directly beyond the current one while the probes walk forward */
 #define PROBE_DIRECT_AHEAD	8
 #define PROBE_SHARED_AHEAD	2
+/* shared chunk images: fewer than this many are not worth sharing */
+#define PROBE_SHARED_MIN_SLOTS	8
+#define PROBE_SHARED_MAX_KB		(64 * 1024)
 /* the inner index's correlation with its heap above which probes in key
  * order walk the heap forward: the inner is then fed (probe_feed_inner) */
 #define PROBE_FEED_MIN_CORR	0.9
@@ -134,6 +137,7 @@ typedef enum ProbeFeed
 bool		pg_dio_enable_probe_prefetch = true;
 int			pg_dio_probe_prefetch_distance = 64;
 bool		pg_dio_probe_direct_read = true;
+int			pg_dio_probe_shared_memory_kb = 16 * 1024;
 
 /*
  * An index the probes go through and the heap its entries point into: the
@@ -187,6 +191,7 @@ typedef struct ProbeState
 	int			ntargets;
 	DioFeed    *feed;			/* tg[0]'s chunks read directly for the inner */
 	int			direct_ahead;	/* chunks read past a forward probe's */
+	int			shared_slots;	/* chunk images in the parallel query's DSM */
 	ExprContext *econtext;		/* evaluates the targets' rtkeys with 'params' */
 	ParamExecData *params;
 	int			nparams;
@@ -845,6 +850,15 @@ probe_reads_relation(PlannedStmt *stmt, Plan *plan, Oid relid)
  * reads the inner's relation itself (TPC-H Q21 scans lineitem and probes it
  * in the same order): its reads leave the probes' blocks cached.
  */
+/* Chunk images pg_dio.probe_shared_memory holds, or 0: no sharing. */
+static int
+probe_shared_slots(void)
+{
+	int			n = pg_dio_probe_shared_memory_kb / DIO_FEED_CHUNK_KB;
+
+	return n < PROBE_SHARED_MIN_SLOTS ? 0 : n;
+}
+
 static ProbeFeed
 probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
 				 Index rti, int feeder)
@@ -867,6 +881,8 @@ probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
 		return PROBE_FEED_NONE;
 	if (IsA(*inner, Memoize))
 		inner = &(*inner)->lefttree;
+	if (rows == PROBE_ROWS_SHARE && probe_shared_slots() == 0)
+		return PROBE_FEED_NONE;
 	if (!pf_make_fed(stmt, inner, feeder))
 		return PROBE_FEED_NONE;
 	return rows == PROBE_ROWS_SHARE ? PROBE_FEED_SHARED : PROBE_FEED_OWN;
@@ -1614,12 +1630,17 @@ probe_end(CustomScanState *node)
 /*
  * A parallel-aware ProbePrefetch (PROBE_FEED_SHARED) keeps the chunk images
  * its processes share in the parallel query's DSM: the leader is participant
- * 0, worker N participant N + 1.
+ * 0, worker N participant N + 1.  Its size, pg_dio.probe_shared_memory at
+ * the Gather's start, stays until the Gather's end.  Where the leader has no
+ * feed (no image may be used), no process shares.
  */
 static Size
 probe_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 {
-	return dio_feed_shared_size(pcxt->nworkers + 1);
+	ProbeState *ps = (ProbeState *) node;
+
+	ps->shared_slots = ps->feed != NULL ? probe_shared_slots() : 0;
+	return dio_feed_shared_size(pcxt->nworkers + 1, ps->shared_slots);
 }
 
 static void
@@ -1627,7 +1648,7 @@ probe_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordin
 {
 	ProbeState *ps = (ProbeState *) node;
 
-	dio_feed_shared_init(coordinate, pcxt->nworkers + 1);
+	dio_feed_shared_init(coordinate, pcxt->nworkers + 1, ps->shared_slots);
 	if (ps->feed != NULL)
 		dio_feed_share(ps->feed, coordinate, 0);
 }
@@ -1640,7 +1661,7 @@ probe_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coord
 
 	if (ps->feed != NULL)
 		dio_feed_detach(ps->feed);
-	dio_feed_shared_init(coordinate, pcxt->nworkers + 1);
+	dio_feed_shared_init(coordinate, pcxt->nworkers + 1, ps->shared_slots);
 	if (ps->feed != NULL)
 		dio_feed_share(ps->feed, coordinate, 0);
 }
@@ -1782,6 +1803,13 @@ dio_probe_init(void)
 							 true,
 							 PGC_USERSET, 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_dio.probe_shared_memory",
+							"Sets the shared memory for the heap chunks ProbePrefetch reads directly in a parallel query.",
+							"Below a parallel-aware outer, the query's processes share the chunk images, in its dynamic shared memory. Below 1MB, they are not read directly there.",
+							&pg_dio_probe_shared_memory_kb,
+							16 * 1024, 0, PROBE_SHARED_MAX_KB,
+							PGC_USERSET, GUC_UNIT_KB,
+							NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_dio.probe_prefetch_distance",
 							"Sets how many outer rows ProbePrefetch reads ahead at most.",
 							NULL,

@@ -24,6 +24,7 @@ typedef struct DioLeafKey DioLeafKey;
 extern PGDLLIMPORT bool pg_dio_enable_probe_prefetch;
 extern PGDLLIMPORT int pg_dio_probe_prefetch_distance;
 extern PGDLLIMPORT bool pg_dio_probe_direct_read;
+extern PGDLLIMPORT int pg_dio_probe_shared_memory_kb;
 
 extern void dio_probe_init(void);
 extern Plan *dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain,
