@@ -43,6 +43,7 @@
 #include "port/pg_bitutils.h"
 #include "storage/condition_variable.h"
 #include "storage/spin.h"
+#include "utils/dsa.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/wait_event.h"
@@ -98,8 +99,10 @@ struct DioFeedShared
 	uint64		judged_used;	/* ... of those, some process took */
 	int			nslots;			/* chunk images: 0 when not shared */
 	int			nparts;			/* the leader, then one per worker */
+	int			nused;			/* slots ever claimed (read unlocked: a hint) */
 	Size		slots_off;		/* from this struct to the slot table */
-	Size		images_off;		/* ... and to the images */
+	dsa_pointer images;			/* in the query's DSA, at the first claim */
+	bool		allocating;		/* a process is allocating 'images' */
 	/* each participant's block of its last take; invalid: none or done */
 	BlockNumber pos[FLEXIBLE_ARRAY_MEMBER];
 };
@@ -134,6 +137,8 @@ struct DioFeed
 	/* a parallel query's feed: images only in 'sh', once attached */
 	bool		shared;
 	DioFeedShared *sh;
+	dsa_area   *area;			/* the query's DSA, holding the images */
+	char	   *images;			/* 'sh->images' mapped here, or NULL */
 	int			part;			/* this process's participant number */
 	int			held_slot;		/* slot of the consumer's image, or -1 */
 	int			claimed;		/* slot feed_claim gave, for dio_feed_submit */
@@ -291,17 +296,20 @@ feed_slot(DioFeedShared *sh, int i)
 	return (DioFeedSlot *) ((char *) sh + sh->slots_off) + i;
 }
 
+/* The image of slot 'i'; the images must have been allocated. */
 static inline char *
-slot_image(DioFeedShared *sh, int i)
+slot_image(DioFeed *f, int i)
 {
-	return (char *) sh + sh->images_off + (Size) i * DIO_FEED_CHUNK_MAX * BLCKSZ;
+	if (f->images == NULL)
+		f->images = dsa_get_address(f->area, f->sh->images);
+	return f->images + (Size) i * DIO_FEED_CHUNK_MAX * BLCKSZ;
 }
 
 /* The slot holding a chunk with block 'blk', or -1.  Under the mutex. */
 static int
 slot_find(DioFeedShared *sh, BlockNumber blk)
 {
-	for (int i = 0; i < sh->nslots; i++)
+	for (int i = 0; i < sh->nused; i++)
 	{
 		DioFeedSlot *sl = feed_slot(sh, i);
 
@@ -312,42 +320,42 @@ slot_find(DioFeedShared *sh, BlockNumber blk)
 	return -1;
 }
 
-/* The table, its slots and their images, for 'nparts' processes. */
+/* Where the slot table of 'nparts' processes' positions starts. */
 static Size
-feed_layout(int nparts, int nslots, Size *slots_off, Size *images_off)
+feed_slots_off(int nparts)
 {
-	Size		off = MAXALIGN(add_size(offsetof(DioFeedShared, pos),
-										mul_size(nparts, sizeof(BlockNumber))));
-
-	*slots_off = off;
-	off = MAXALIGN(add_size(off, mul_size(nslots, sizeof(DioFeedSlot))));
-	*images_off = off;
-	return add_size(off, mul_size(nslots, DIO_FEED_CHUNK_MAX * BLCKSZ));
+	return MAXALIGN(add_size(offsetof(DioFeedShared, pos),
+							 mul_size(nparts, sizeof(BlockNumber))));
 }
 
 /*
- * Bytes of dynamic shared memory 'nslots' chunk images of 'nparts' processes
- * take.  With no slot (the leader has no feed) the processes do not share.
+ * Bytes of the parallel query's DSM the table of 'nslots' chunk images of
+ * 'nparts' processes takes; the images themselves are allocated in its DSA
+ * at the first claim (none where nothing is read directly: a warm run).
+ * With no slot (the leader has no feed) the processes do not share.
  */
 Size
 dio_feed_shared_size(int nparts, int nslots)
 {
-	Size		slots_off;
-	Size		images_off;
-
-	return feed_layout(nparts, nslots, &slots_off, &images_off);
+	return add_size(feed_slots_off(nparts), mul_size(nslots, sizeof(DioFeedSlot)));
 }
 
-/* Initialize (or empty again) shared images at 'sh' as sized. */
+/*
+ * Initialize the table at 'sh' as sized, or empty it again for a rescan
+ * ('reuse': the images allocated stay).
+ */
 void
-dio_feed_shared_init(DioFeedShared *sh, int nparts, int nslots)
+dio_feed_shared_init(DioFeedShared *sh, int nparts, int nslots, bool reuse)
 {
+	dsa_pointer images = reuse ? sh->images : InvalidDsaPointer;
+
 	memset(sh, 0, offsetof(DioFeedShared, pos));
 	SpinLockInit(&sh->mutex);
 	ConditionVariableInit(&sh->ready);
 	sh->nslots = nslots;
 	sh->nparts = nparts;
-	(void) feed_layout(nparts, nslots, &sh->slots_off, &sh->images_off);
+	sh->slots_off = feed_slots_off(nparts);
+	sh->images = images;
 	for (int i = 0; i < nparts; i++)
 		sh->pos[i] = InvalidBlockNumber;
 	for (int i = 0; i < nslots; i++)
@@ -359,16 +367,21 @@ dio_feed_shared_init(DioFeedShared *sh, int nparts, int nslots)
 	}
 }
 
-/* Feed 'f' of participant 'part' reads into and takes from 'sh' from now. */
+/*
+ * Feed 'f' of participant 'part' reads into and takes from 'sh' from now,
+ * its images in 'area'.
+ */
 void
-dio_feed_share(DioFeed *f, DioFeedShared *sh, int part)
+dio_feed_share(DioFeed *f, DioFeedShared *sh, dsa_area *area, int part)
 {
 	Assert(f->shared && f->sh == NULL && f->count == 0);
-	if (part < 0 || part >= sh->nparts || sh->nslots == 0)
+	if (part < 0 || part >= sh->nparts || sh->nslots == 0 || area == NULL)
 		return;
 	if (dio_feed_wait_event == 0)
 		dio_feed_wait_event = WaitEventExtensionNew("PgDioSharedImage");
 	f->sh = sh;
+	f->area = area;
+	f->images = NULL;
 	f->part = part;
 	f->held_slot = -1;
 }
@@ -400,7 +413,7 @@ feed_publish_head(DioFeed *f)
 	valid = e->run.nvalid >= 16 ? 0xFFFF : (uint16) ((1 << e->run.nvalid) - 1);
 	lost = e->mask & ~valid;
 	if (e->mask & valid)
-		memcpy(slot_image(f->sh, e->shslot), e->run.data, (Size) e->run.nvalid * BLCKSZ);
+		memcpy(slot_image(f, e->shslot), e->run.data, (Size) e->run.nvalid * BLCKSZ);
 	if (lost)
 	{
 		dio_stats_count_blocks(0, e->run.reason, pg_popcount32(lost));
@@ -426,6 +439,41 @@ feed_publish(DioFeed *f, bool all)
 }
 
 /*
+ * Are the images allocated?  The first process to claim a slot allocates
+ * them in the query's DSA; while it does, or if it could not (no memory for
+ * them), nothing is claimed.
+ */
+static bool
+feed_images(DioFeed *f)
+{
+	DioFeedShared *sh = f->sh;
+	dsa_pointer p;
+
+	if (f->images != NULL)
+		return true;
+	SpinLockAcquire(&sh->mutex);
+	if (DsaPointerIsValid(sh->images) || sh->allocating || sh->nslots == 0)
+	{
+		bool		ready = DsaPointerIsValid(sh->images);
+
+		SpinLockRelease(&sh->mutex);
+		return ready;
+	}
+	sh->allocating = true;
+	SpinLockRelease(&sh->mutex);
+	p = dsa_allocate_extended(f->area, (Size) sh->nslots * DIO_FEED_CHUNK_MAX * BLCKSZ,
+							  DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+	SpinLockAcquire(&sh->mutex);
+	sh->allocating = false;
+	if (DsaPointerIsValid(p))
+		sh->images = p;
+	else
+		sh->nslots = 0;			/* no sharing in this run */
+	SpinLockRelease(&sh->mutex);
+	return DsaPointerIsValid(p);
+}
+
+/*
  * Claim a slot for the chunk of 'nblocks' from 'first', which this process
  * will read.  False if a slot has it already, or none can be reused.
  */
@@ -438,6 +486,8 @@ feed_claim(DioFeed *f, BlockNumber first, int nblocks)
 	int			best = -1;
 	DioFeedSlot *sl;
 
+	if (!feed_images(f))
+		return false;
 	SpinLockAcquire(&sh->mutex);
 	mypos = sh->pos[f->part];
 	if (sh->sparse || slot_find(sh, first) >= 0)
@@ -498,6 +548,8 @@ feed_claim(DioFeed *f, BlockNumber first, int nblocks)
 	sl->reader = f->part;
 	sl->pins = 0;
 	sl->lsn_bound = f->lsn_bound;
+	if (best >= sh->nused)
+		sh->nused = best + 1;
 	SpinLockRelease(&sh->mutex);
 	f->claimed = best;
 	return true;
@@ -530,6 +582,11 @@ feed_take_shared(DioFeed *f, BlockNumber blk)
 
 	feed_unpin(f);
 	feed_publish(f, false);
+	/* written by this process only, read by claimers: a hint */
+	sh->pos[f->part] = blk;
+	/* no chunk read yet (the heap is cached): no lock taken */
+	if (sh->nused == 0)
+		return NULL;
 	for (;;)
 	{
 		DioFeedSlot *sl;
@@ -540,7 +597,6 @@ feed_take_shared(DioFeed *f, BlockNumber blk)
 		XLogRecPtr	bound;
 
 		SpinLockAcquire(&sh->mutex);
-		sh->pos[f->part] = blk;
 		i = slot_find(sh, blk);
 		if (i < 0)
 		{
@@ -589,7 +645,7 @@ feed_take_shared(DioFeed *f, BlockNumber blk)
 		bound = sl->lsn_bound;
 		SpinLockRelease(&sh->mutex);
 
-		page = (Page) (slot_image(sh, i) + (Size) (blk - sl->first) * BLCKSZ);
+		page = (Page) (slot_image(f, i) + (Size) (blk - sl->first) * BLCKSZ);
 		if (!checked && !dio_direct_image_usable(f->heap, page, blk, bound))
 		{
 			SpinLockAcquire(&sh->mutex);

@@ -18,6 +18,7 @@
 
 #include "nodes/execnodes.h"
 #include "storage/bufpage.h"
+#include "utils/dsa.h"
 #include "utils/rel.h"
 
 /* blocks a feed chunk has at most (a bit each in its mask) */
@@ -54,8 +55,8 @@ extern const DioFeedCounters *dio_feed_counters(DioFeed *f);
 
 /* a parallel query's images, in its dynamic shared memory */
 extern Size dio_feed_shared_size(int nparts, int nslots);
-extern void dio_feed_shared_init(DioFeedShared *sh, int nparts, int nslots);
-extern void dio_feed_share(DioFeed *f, DioFeedShared *sh, int part);
+extern void dio_feed_shared_init(DioFeedShared *sh, int nparts, int nslots, bool reuse);
+extern void dio_feed_share(DioFeed *f, DioFeedShared *sh, dsa_area *area, int part);
 extern bool dio_feed_claimed(DioFeed *f, BlockNumber first);
 extern void dio_feed_finish(DioFeed *f);
 extern void dio_feed_detach(DioFeed *f);

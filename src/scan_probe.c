@@ -191,7 +191,8 @@ typedef struct ProbeState
 	int			ntargets;
 	DioFeed    *feed;			/* tg[0]'s chunks read directly for the inner */
 	int			direct_ahead;	/* chunks read past a forward probe's */
-	int			shared_slots;	/* chunk images in the parallel query's DSM */
+	int			shared_slots;	/* chunk images in the parallel query's DSA */
+	dsa_area   *dsa;			/* ... which this is (the leader's mapping) */
 	ExprContext *econtext;		/* evaluates the targets' rtkeys with 'params' */
 	ParamExecData *params;
 	int			nparams;
@@ -1648,9 +1649,11 @@ probe_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordin
 {
 	ProbeState *ps = (ProbeState *) node;
 
-	dio_feed_shared_init(coordinate, pcxt->nworkers + 1, ps->shared_slots);
+	/* the executor installs the query's DSA while this runs */
+	ps->dsa = node->ss.ps.state->es_query_dsa;
+	dio_feed_shared_init(coordinate, pcxt->nworkers + 1, ps->shared_slots, false);
 	if (ps->feed != NULL)
-		dio_feed_share(ps->feed, coordinate, 0);
+		dio_feed_share(ps->feed, coordinate, ps->dsa, 0);
 }
 
 /* The workers are gone: the leader leaves the images and they start empty. */
@@ -1661,9 +1664,9 @@ probe_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coord
 
 	if (ps->feed != NULL)
 		dio_feed_detach(ps->feed);
-	dio_feed_shared_init(coordinate, pcxt->nworkers + 1, ps->shared_slots);
+	dio_feed_shared_init(coordinate, pcxt->nworkers + 1, ps->shared_slots, true);
 	if (ps->feed != NULL)
-		dio_feed_share(ps->feed, coordinate, 0);
+		dio_feed_share(ps->feed, coordinate, ps->dsa, 0);
 }
 
 static void
@@ -1672,7 +1675,8 @@ probe_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 	ProbeState *ps = (ProbeState *) node;
 
 	if (ps->feed != NULL)
-		dio_feed_share(ps->feed, coordinate, ParallelWorkerNumber + 1);
+		dio_feed_share(ps->feed, coordinate, node->ss.ps.state->es_query_dsa,
+					   ParallelWorkerNumber + 1);
 }
 
 /* Before the DSM goes: this process's reads published, nothing pinned. */
