@@ -13,7 +13,9 @@ Needs: a running cluster (PGHOST/PGPORT/PGUSER in the environment), pg_dio
 installed, PG_DIO_DATA pointing at its data directory, fio on PATH.
 """
 import argparse
+import atexit
 import json
+import mmap
 import os
 import platform
 import re
@@ -261,29 +263,93 @@ def _reporting_interrupts():
     return None if per_cpu is None else sum(per_cpu)
 
 
-# A report comes at most 2 s (the kernel's PAGE_REPORTING_DELAY) after pages
-# were freed, and every 2 s while there are free pages left to report
+# PG_DIO_BENCH_MEMORY: the memory a cold run's OS page cache fills.
+#   recycled (the default): memory the host already backs, as on a server
+#     whose page cache makes room by evicting its own pages.  For the run,
+#     free page reporting is off (page_reporting_order above the largest
+#     order the kernel frees, restored at exit) and the guest's free memory
+#     is written once, so what drop_caches frees stays backed.
+#   returned: memory handed back to the host.  Freed pages are reported to
+#     the host, which drops them; the next page the page cache takes there is
+#     faulted in by the host again, in the reader's system time (here
+#     `dd bs=1M` of lineitem's 903 MB, buffered: 1.7 s with 1.7 s system
+#     time, against 0.31 s with 0.06 s recycled).  settle() waits until
+#     the reports are done.
+# Without free page reporting (no virtio-balloon, or not root) the two are
+# the same: the kernel's own.
+MEMORY = os.environ.get("PG_DIO_BENCH_MEMORY", "recycled")
+REPORTING_ORDER = "/sys/module/page_reporting/parameters/page_reporting_order"
+# SETTLE_QUIET_S after the last report; a report comes at most 2 s (the
+# kernel's PAGE_REPORTING_DELAY) after pages were freed, and every 2 s while
+# there are free pages left to report
 SETTLE_QUIET_S = 2.5
 SETTLE_MAX_S = 60.0
 settle_waits = []
+_memory = None                  # what memory_state() found and did
+
+
+def _restore_reporting(order):
+    with open(REPORTING_ORDER, "w") as f:
+        f.write(order + "\n")
+
+
+def _write_free_memory():
+    """Write every page of the guest's free memory but 1 GiB once, then free
+    it: with reporting off, the host backs all of it from now on."""
+    with open("/proc/meminfo") as f:
+        free_kb = int(next(x for x in f if x.startswith("MemFree:")).split()[1])
+    size = max(0, free_kb * 1024 - (1 << 30)) & ~((64 << 20) - 1)
+    if size == 0:
+        return 0
+    m = mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    block = b"\1" * (64 << 20)
+    for _ in range(size // len(block)):
+        m.write(block)
+    m.close()
+    return size
+
+
+def memory_state():
+    """Set the memory state PG_DIO_BENCH_MEMORY asks for, once; what it is."""
+    global _memory
+    if _memory is not None:
+        return _memory
+    if MEMORY not in ("recycled", "returned"):
+        sys.exit(f"PG_DIO_BENCH_MEMORY: {MEMORY!r} is neither recycled nor returned")
+    if _reporting_interrupts() is None or not os.path.exists(REPORTING_ORDER):
+        _memory = {"state": "kernel", "reporting": False}
+        return _memory
+    with open(REPORTING_ORDER) as f:
+        order = f.read().strip()
+    _memory = {"state": "returned", "reporting": True, "order": order}
+    if MEMORY == "recycled":
+        if os.geteuid() != 0:
+            return _memory
+        # no free block is of order 11 or above (MAX_PAGE_ORDER is 10)
+        with open(REPORTING_ORDER, "w") as f:
+            f.write("11\n")
+        atexit.register(_restore_reporting, order)
+        _memory = {"state": "recycled", "reporting": True, "order": order,
+                   "written_gib": _write_free_memory() / 2**30}
+    return _memory
 
 
 def settle():
     """Wait until the VM has finished handing the memory freed so far back to
-    the host.  Memory freed in the guest (as evicting a table from the OS page
-    cache frees it) is reported to the host through the virtio-balloon's free
-    page reporting, in batches every 2 s, for ~15 s after 4 GB; the host
-    processes the reports with CPU time that also serves the virtual disk,
-    which meanwhile reads ~20-25% slower (1 s fio runs: 4.2-4.7 against
-    5.5-5.7 GiB/s).  So a cold run that came right after one that filled the
-    page cache was measured against a slower device.  Every cold run (and
-    fio run beside them) waits here for SETTLE_QUIET_S without a report
-    (PG_DIO_BENCH_SETTLE=off: not at all); without the device, at once."""
-    if os.environ.get("PG_DIO_BENCH_SETTLE", "on") == "off":
+    the host (PG_DIO_BENCH_MEMORY=returned).  Memory freed in the guest (as
+    evicting a table from the OS page cache frees it) is reported to the host
+    through the virtio-balloon's free page reporting, in batches every 2 s,
+    for ~15 s after 4 GB; the host processes the reports with CPU time that
+    also serves the virtual disk, which meanwhile reads ~20-25% slower (1 s
+    fio runs: 4.2-4.7 against 5.5-5.7 GiB/s).  So a cold run that came right
+    after one that filled the page cache was measured against a slower
+    device.  Every cold run (and fio run beside them) waits here for
+    SETTLE_QUIET_S without a report (PG_DIO_BENCH_SETTLE=off: not at all);
+    with the memory recycled, or without the device, at once."""
+    if memory_state()["state"] != "returned" or \
+            os.environ.get("PG_DIO_BENCH_SETTLE", "on") == "off":
         return 0.0
     count = _reporting_interrupts()
-    if count is None:
-        return 0.0
     t0 = last = time.time()
     while True:
         time.sleep(0.25)
@@ -298,16 +364,33 @@ def settle():
     return waited
 
 
+def memory_state_text():
+    """The reports' sentence on the memory the page cache filled."""
+    m = memory_state()
+    if m["state"] == "kernel":
+        return ("The OS page cache filled memory the kernel had free (no free page reporting "
+                "to a host). ")
+    if m["state"] == "recycled":
+        return ("The OS page cache filled memory the host already backed, as on a server whose "
+                "page cache recycles its own pages (PG_DIO_BENCH_MEMORY=recycled: the VM's free "
+                f"page reporting off for the run and {m['written_gib']:.1f} GiB of free memory "
+                "written once before it). ")
+    return ("The OS page cache filled memory the VM had handed back to the host "
+            "(PG_DIO_BENCH_MEMORY=returned: free page reporting on), which the host faults in "
+            "again in the readers' system time. ")
+
+
 def settle_text():
-    """The reports' sentence on settle()."""
-    if not settle_waits:
-        return ""
+    """The reports' sentences on the memory state and settle()."""
     w = sorted(settle_waits)
-    return (f"Before every cold run and every fio run beside them, the bench waited until the VM "
-            f"had gone {SETTLE_QUIET_S} s without handing freed memory back to the host "
-            f"(virtio-balloon free page reporting, which slows the virtual disk while it runs; "
-            f"see settle() in test/bench/engine_vs_fio.py): {len(w)} waits, median "
-            f"{statistics.median(w):.1f} s, longest {w[-1]:.1f} s. ")
+    if not w:
+        return memory_state_text()
+    return memory_state_text() + (
+        f"Before every cold run and every fio run beside them, the bench waited until the VM "
+        f"had gone {SETTLE_QUIET_S} s without handing freed memory back to the host "
+        f"(virtio-balloon free page reporting, which slows the virtual disk while it runs; "
+        f"see settle() in test/bench/engine_vs_fio.py): {len(w)} waits, median "
+        f"{statistics.median(w):.1f} s, longest {w[-1]:.1f} s. ")
 
 
 def steal_seconds():

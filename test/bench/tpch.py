@@ -64,7 +64,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from engine_vs_fio import (fio_mem_text, psql, psql_script, relation_segments,  # noqa: E402
                            reset_all_sql, run_fio, run_fio_random, server_started, settle,
-                           settle_text, walk, write_report)
+                           settle_text, memory_state, walk, write_report)
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CLUSTER = os.path.join(ROOT, "test", "cluster.sh")
@@ -616,6 +616,7 @@ def main(out_dir):
         r["settle_text"] = settle_text()
         r["elapsed_s"] = round(elapsed)
         r["memory"] = fio_mem_text()
+        r["memory_state"] = memory_state()
         r["huge_pages_status"] = ", ".join(f"{k} ({v} starts)" for k, v in HUGE_PAGES.items())
         name = f"tpch-{io}-pg{major}" + ("" if WORKERS == "2" else f"-workers{WORKERS}")
         with open(os.path.join(out_dir, name + ".json"), "w") as f:
