@@ -102,6 +102,8 @@
 #define RA_DIRECT_MAX_BLOCKS	((BlockNumber) 64 * 1024 * 1024)
 /* a call of read_stream_next_buffer() longer than this counts as a wait */
 #define RA_WAIT_US			20
+/* consecutive steps to the next heap block that make a forward walk */
+#define RA_FORWARD_RUN		3
 
 /*
  * Heap blocks of the TIDs queued beyond the look-ahead (ra_deep_fill), with
@@ -223,6 +225,8 @@ ra_start(RaState *ra, const RaSetup *setup)
 	ra->self_ahead = 0;
 	ra->self_ios = 0;
 	ra->self_dist = 1;
+	ra->fwd_last = InvalidBlockNumber;
+	ra->fwd_run = 0;
 	ra->topup_pending = false;
 
 	/*
@@ -990,12 +994,33 @@ ra_next_entry(RaState *ra)
 }
 
 /*
+ * Does the consumer walk the heap forward through the OS page cache: is
+ * 'blk' the RA_FORWARD_RUN-th block in a row right after the one read
+ * before, with no direct reads?  The kernel reads such a walk ahead for the
+ * consumer's own reads, as it does for core's index scan over an index in
+ * the heap's order, and advice ahead of it, block by block, costs more than
+ * it gains (TPC-H Q18's scans of lineitem_pkey).
+ */
+static bool
+ra_forward_step(RaState *ra, BlockNumber blk)
+{
+	if (ra->direct)
+		return false;
+	if (BlockNumberIsValid(ra->fwd_last) && blk == ra->fwd_last + 1)
+		ra->fwd_run = Min(ra->fwd_run + 1, RA_FORWARD_RUN);
+	else if (blk != ra->fwd_last)
+		ra->fwd_run = 0;
+	ra->fwd_last = blk;
+	return ra->fwd_run >= RA_FORWARD_RUN;
+}
+
+/*
  * The consumer reads a group start's block itself (RA_SYNC), in place of the
  * previous group's buffer: it is in the OS page cache, or self-read mode
  * advised it (or it is the first one).  In
  * self-read mode the look-ahead then doubles if the block had to be read,
  * shrinks by one if it was in shared buffers (as a read stream's distance
- * does), and is topped up.
+ * does) or the walk goes forward (ra_forward_step), and is topped up.
  */
 static void
 ra_read_self(RaState *ra, RaEntry *e, BlockNumber blk, bool top_up)
@@ -1047,7 +1072,7 @@ ra_read_self(RaState *ra, RaEntry *e, BlockNumber blk, bool top_up)
 	ra->self_ahead--;
 	if (e->flags & (RA_ADVISED | RA_DIRECT))
 		ra->self_ios--;
-	if (reads > 0)
+	if (!ra_forward_step(ra, blk) && reads > 0)
 		ra->self_dist = Min(ra->self_dist * 2, ra->self_max);
 	else if (ra->self_dist > 1)
 		ra->self_dist--;
@@ -1093,6 +1118,8 @@ ra_reset(RaState *ra)
 	ra->self_ahead = 0;
 	ra->self_ios = 0;
 	ra->self_dist = 1;
+	ra->fwd_last = InvalidBlockNumber;
+	ra->fwd_run = 0;
 	ra->topup_pending = false;
 	if (ra->ahead != NULL)
 		raahead_reset(ra->ahead);

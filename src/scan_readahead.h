@@ -150,6 +150,8 @@ typedef struct RaState
 	int			self_ios;		/* selfread: of those, advised */
 	int			self_dist;		/* selfread: advised blocks wanted ahead */
 	int			self_max;		/* selfread: its maximum, the I/O concurrency */
+	BlockNumber fwd_last;		/* selfread: the block the consumer read last */
+	int			fwd_run;		/* ... the steps to the next block before it */
 	struct raahead_hash *ahead; /* selfread: blocks queued beyond the look-ahead */
 	bool		topup_pending;	/* selfread: look ahead at the next call */
 	DioStream  *oscheck;		/* pg_dio stream, for its fds: cachestat */
