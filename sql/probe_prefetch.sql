@@ -107,8 +107,9 @@ $$;
 --
 SELECT dio_plan('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
 -- an outer that scans the relation the join probes stays core's Seq Scan
--- (its buffered reads leave the blocks cached for the probes); an outer
--- that scans another relation is a DirectSeqScan
+-- (its buffered reads leave the blocks cached for the probes), and gets no
+-- ProbePrefetch, which would find every block cached; an outer that scans
+-- another relation is a DirectSeqScan
 SELECT dio_plan('SELECT a.id, b.g FROM pp_t a JOIN pp_t b ON b.id = a.id + 1 WHERE a.g % 50 = 0');
 SELECT dio_plan('SELECT a.id, b.g FROM (SELECT x AS id FROM pp_o WHERE y = 1) a
                  JOIN pp_t b ON b.id = a.id + 1');
@@ -442,15 +443,18 @@ SELECT pp_compare('SELECT o.i, t.id, length(t.pad) FROM pp_sparse o JOIN pp_t t 
 -- where it is not planned: index-only inner, a heap smaller than
 -- pg_dio.direct_scan_threshold, the inner index not in the heap's order
 -- (pp_t_k), an outer that reads the inner's relation itself (its reads
--- leave the probes' blocks cached), and the setting off
+-- leave the probes' blocks cached: here through an index; with a Seq Scan
+-- there is no ProbePrefetch at all), and the setting off
 SELECT dio_plan('SELECT o.x, t.id FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_v t ON t.id BETWEEN o.x AND o.x + 3');
 SET pg_dio.direct_scan_threshold = 100000;
 SELECT dio_plan('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
 SET pg_dio.direct_scan_threshold = 0;
 SELECT chunks IS NULL AS no_feed
   FROM pp_direct('SELECT o.s, t.pad FROM (SELECT s FROM pp_o ORDER BY s) o JOIN pp_t t ON t.k = o.s');
+SET enable_seqscan = off;
 SELECT dio_plan('SELECT a.id, b.pad FROM (SELECT id FROM pp_t WHERE g % 5 = 0 ORDER BY id) a
                  JOIN pp_t b ON b.id = a.id + 1');
+RESET enable_seqscan;
 SET pg_dio.probe_direct_read = off;
 SELECT dio_plan('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
 SET pg_dio.probe_direct_read = on;

@@ -21,7 +21,9 @@
  * table (IndexScan, IndexOnlyScan, PrefetchIndex(Only)Scan, possibly under
  * Memoize) whose index conditions use only the join's own parameters and no
  * volatile functions; not an index-only one over a heap nearly all
- * all-visible, whose probes read index leaves only (probe_heap_all_visible).
+ * all-visible, whose probes read index leaves only (probe_heap_all_visible),
+ * nor where the outer plan reads the inner's heap with a Seq Scan, whose
+ * reads leave the probes' blocks cached (TPC-H Q21).
  *
  * How far ahead adapts: the look-ahead doubles after a probe that started a
  * read, up to pg_dio.probe_prefetch_distance outer rows, and shrinks by one
@@ -795,9 +797,13 @@ probe_rows(Plan *plan)
 	return Max(r, probe_rows(plan->righttree));
 }
 
-/* Does a scan in the plan read relation 'relid'? */
+/*
+ * Does a scan in the plan read relation 'relid'?  'whole': a Seq Scan, which
+ * reads all of it through the OS page cache (dio_subst_walk leaves core's
+ * Seq Scan of a relation that a nested loop above probes).
+ */
 static bool
-probe_reads_relation(PlannedStmt *stmt, Plan *plan, Oid relid)
+probe_reads_relation(PlannedStmt *stmt, Plan *plan, Oid relid, bool whole)
 {
 	ListCell   *lc;
 
@@ -814,7 +820,7 @@ probe_reads_relation(PlannedStmt *stmt, Plan *plan, Oid relid)
 		case T_TidScan:
 		case T_TidRangeScan:
 		case T_CustomScan:
-			if (((Scan *) plan)->scanrelid > 0 &&
+			if (((Scan *) plan)->scanrelid > 0 && (!whole || IsA(plan, SeqScan)) &&
 				rt_fetch(((Scan *) plan)->scanrelid, stmt->rtable)->relid == relid)
 				return true;
 			break;
@@ -823,17 +829,17 @@ probe_reads_relation(PlannedStmt *stmt, Plan *plan, Oid relid)
 	}
 	if (IsA(plan, Append))
 		foreach(lc, ((Append *) plan)->appendplans)
-			if (probe_reads_relation(stmt, lfirst(lc), relid))
+			if (probe_reads_relation(stmt, lfirst(lc), relid, whole))
 				return true;
 	if (IsA(plan, CustomScan))
 		foreach(lc, ((CustomScan *) plan)->custom_plans)
-			if (probe_reads_relation(stmt, lfirst(lc), relid))
+			if (probe_reads_relation(stmt, lfirst(lc), relid, whole))
 				return true;
 	if (IsA(plan, SubqueryScan) &&
-		probe_reads_relation(stmt, ((SubqueryScan *) plan)->subplan, relid))
+		probe_reads_relation(stmt, ((SubqueryScan *) plan)->subplan, relid, whole))
 		return true;
-	return probe_reads_relation(stmt, plan->lefttree, relid) ||
-		probe_reads_relation(stmt, plan->righttree, relid);
+	return probe_reads_relation(stmt, plan->lefttree, relid, whole) ||
+		probe_reads_relation(stmt, plan->righttree, relid, whole);
 }
 
 /*
@@ -878,7 +884,7 @@ probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
 	table_close(rel, NoLock);
 	if (nblocks < (BlockNumber) pg_dio_direct_scan_threshold || nblocks < PROBE_CHUNK * 2 ||
 		pf_index_correlation(relid, indexoid) < PROBE_FEED_MIN_CORR ||
-		probe_reads_relation(stmt, nl->join.plan.lefttree, relid))
+		probe_reads_relation(stmt, nl->join.plan.lefttree, relid, false))
 		return PROBE_FEED_NONE;
 	if (IsA(*inner, Memoize))
 		inner = &(*inner)->lefttree;
@@ -925,6 +931,9 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 		return NULL;
 	if (!probe_inner(stmt, nl->join.plan.righttree, &rti, &indexoid, &index_only,
 					 &indexqual))
+		return NULL;
+	/* a Seq Scan of the inner's relation in the outer leaves its blocks cached */
+	if (probe_reads_relation(stmt, outer, rt_fetch(rti, stmt->rtable)->relid, true))
 		return NULL;
 	foreach(lc, nl->nestParams)
 	{
