@@ -15,6 +15,8 @@ SELECT current_setting('data_checksums') = 'off' AS no_checksums \gset
 SET max_parallel_workers_per_gather = 0;
 SET pg_dio.direct_scan_threshold = 0;
 SET pg_dio.os_cache_check = off;
+-- the index scans read a table in its order: planned whatever their share
+SET pg_dio.index_prefetch_min_rows = 0;
 -- the pages on disk, as written (a corrupted copy of a never-written, zeroed
 -- page would fail verification without failing its checksum)
 CHECKPOINT;

@@ -878,6 +878,10 @@ SELECT dio_plan('SELECT pad FROM pf_gate WHERE id = 42');
 SELECT dio_plan('SELECT pad FROM pf_gate WHERE g = 42');
 SELECT dio_plan('SELECT pad FROM pf_gate WHERE c = 42');
 SELECT dio_plan('SELECT pad FROM pf_gate WHERE c BETWEEN 40 AND 60');
+-- a quarter or more of the table in its own order (id follows it): core's,
+-- whose reads the kernel reads ahead; a tenth: ours
+SELECT dio_plan('SELECT pad FROM pf_gate WHERE id <= 6000');
+SELECT dio_plan('SELECT pad FROM pf_gate WHERE id <= 2000');
 -- a nested loop's inner probe of one row keeps core's scan, of eight is ours
 SELECT dio_plan('SELECT o.id, i.pad FROM pf_gate o JOIN pf_gate i ON i.id = o.id * 3 WHERE o.g = 7');
 SELECT dio_plan('SELECT o.id, i.pad FROM pf_gate o JOIN pf_gate i ON i.g = o.id WHERE o.g = 7');

@@ -216,6 +216,8 @@ VACUUM ANALYZE pf_narrow;
 \c -
 SET jit = off;
 SET max_parallel_workers_per_gather = 0;
+-- the scans walk most of pf_narrow in its order, which core's plan keeps
+SET pg_dio.index_prefetch_min_rows = 0;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 SET effective_io_concurrency = 16;

@@ -7,6 +7,7 @@
 --
 SET pg_dio.direct_scan_threshold = 0;	-- test tables are small
 SET pg_dio.os_cache_check = off;		-- read directly what the OS caches too
+SET pg_dio.index_prefetch_min_rows = 0;	-- index ranges in the table's order
 
 CREATE TABLE st_t (g int, pad text) WITH (autovacuum_enabled = off);
 INSERT INTO st_t SELECT g, repeat(md5(g::text), 6) FROM generate_series(1, 60000) g;

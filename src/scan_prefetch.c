@@ -81,6 +81,9 @@
  * workers add with atomics.
  */
 #define PF_PAR_ENTRIES	8
+/* an index scan of this share of a heap in its order is left to core */
+#define PF_FORWARD_CORR		0.95
+#define PF_FORWARD_SHARE	0.25
 
 typedef struct PfParEntry
 {
@@ -443,6 +446,14 @@ pf_build(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool first, bo
 	/* rows that fall on one block leave nothing to read ahead of it */
 	if (!force && pg_dio_index_prefetch_min_rows > 0 &&
 		pf_heap_blocks_estimate(&lead, rows) < 2)
+		return NULL;
+	/*
+	 * A walk of a large share of the heap in its own order: the kernel reads
+	 * it ahead for core's reads as well as any look-ahead, and the node would
+	 * add only its work per row (TPC-H Q18's scans of lineitem_pkey).
+	 */
+	if (!force && pg_dio_index_prefetch_min_rows > 0 && lead.tuples > 0 &&
+		lead.corr >= PF_FORWARD_CORR && rows >= lead.tuples * PF_FORWARD_SHARE)
 		return NULL;
 	am = GetIndexAmRoutineByAmId(get_rel_relam(indexoid), false);
 	gettuple = am->amgettuple != NULL;
