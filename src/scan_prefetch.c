@@ -340,7 +340,8 @@ pf_heap_blocks_estimate(const PfLeading *lead, double rows)
  * and scans that core expects to fetch fewer than
  * pg_dio.index_prefetch_min_rows heap tuples each time they run (within one
  * run there is nothing to read ahead, and a nested loop's inner scan would
- * pay the node's start for every outer row).  The caller has ruled out
+ * pay the node's start for every outer row) or a quarter or more of the heap
+ * in its order (read ahead by the kernel for core's reads).  The caller has ruled out
  * positions where the scan must support mark/restore or backward fetches,
  * and says whether a Limit above may stop it early ('bounded': then it does
  * not advise neighbouring blocks for TIDs further on, which may never come)
@@ -834,7 +835,7 @@ dio_prefetch_init(void)
 
 	DefineCustomIntVariable("pg_dio.index_prefetch_min_rows",
 							"Sets the fewest heap tuples per run for which PrefetchIndexScan takes the place of an index scan.",
-							"The planner's estimate of the rows an index scan returns each time it runs (a nested loop's inner scan: per outer row), or the rows of one value of the index's leading column where it is compared for equality, if more; of an index-only scan, those on pages not all-visible.  Above 0, those rows must also fall on two or more heap blocks by the index's correlation with the table's order.",
+							"The planner's estimate of the rows an index scan returns each time it runs (a nested loop's inner scan: per outer row), or the rows of one value of the index's leading column where it is compared for equality, if more; of an index-only scan, those on pages not all-visible.  Above 0, those rows must also fall on two or more heap blocks by the index's correlation with the table's order, and not be a quarter or more of the table in that order (correlation 0.95 or more).",
 							&pg_dio_index_prefetch_min_rows,
 							3, 0, INT_MAX,
 							PGC_USERSET, 0,
