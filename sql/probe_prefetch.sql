@@ -296,10 +296,14 @@ SELECT pp_compare('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s');
 -- probes walking the heap forward (the outer in pp_t's order, a block to
 -- read every 2 or so, 2,000 of pp_t's 4,000: not dense): the chunk of the
 -- block and the 2 after it are advised, each once, as the kernel reads ahead
--- for core's reads in that order
+-- for core's reads in that order.  The rows between two probes want blocks
+-- in those chunks: only every few rows is probed, and every chunk is still
+-- advised.
 SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
 SELECT chunks > 0 AS chunks_advised,
-       chunks <= (SELECT pg_relation_size('pp_t') / 8192 / 16 + 1) AS each_chunk_once
+       chunks <= (SELECT pg_relation_size('pp_t') / 8192 / 16 + 1) AS each_chunk_once,
+       chunks >= (SELECT pg_relation_size('pp_t') / 8192 / 16 * 9 / 10) AS every_chunk,
+       probes < outer_rows / 4 AS strided
   FROM pp_counts('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o
                   JOIN pp_t t ON t.id = o.x');
 SELECT pp_compare('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o
@@ -366,7 +370,7 @@ VACUUM (FREEZE) pp_t;
 -- EXPLAIN ANALYZE (JSON): the feed's figures and the inner's direct blocks
 CREATE FUNCTION pp_direct(q text, OUT chunks bigint, OUT blocks bigint, OUT used bigint,
                           OUT unusable bigint, OUT stopped boolean, OUT inner_direct bigint,
-                          OUT inner_read bigint)
+                          OUT inner_read bigint, OUT probes bigint, OUT outer_rows numeric)
 LANGUAGE plpgsql AS $$
 DECLARE
     j jsonb;
@@ -374,8 +378,9 @@ BEGIN
     EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, FORMAT JSON) ' || q INTO j;
     SELECT (n ->> 'Direct Chunks')::bigint, (n ->> 'Direct Blocks')::bigint,
            (n ->> 'Direct Blocks Used')::bigint, (n ->> 'Direct Blocks Unusable')::bigint,
-           (n ->> 'Direct Reads Stopped')::boolean
-      INTO chunks, blocks, used, unusable, stopped
+           (n ->> 'Direct Reads Stopped')::boolean, (n ->> 'Probes')::bigint,
+           (n -> 'Plans' -> 0 ->> 'Actual Rows')::numeric * (n -> 'Plans' -> 0 ->> 'Actual Loops')::numeric
+      INTO chunks, blocks, used, unusable, stopped, probes, outer_rows
       FROM jsonb_path_query(j, 'strict $.**') n
      WHERE n ->> 'Custom Plan Provider' = 'ProbePrefetch' LIMIT 1;
     SELECT (n ->> 'Heap Blocks Direct')::bigint, (n ->> 'Heap Blocks Read')::bigint
@@ -388,12 +393,14 @@ SELECT dio_plan('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN p
 -- a semi join's probe of one row too
 SELECT dio_plan('SELECT o.x FROM (SELECT x FROM pp_o ORDER BY x) o
                  WHERE EXISTS (SELECT FROM pp_t t WHERE t.id = o.x AND t.g >= 0)');
--- cold: the chunks read once each, the inner's blocks taken from them
+-- cold: the chunks read once each, the inner's blocks taken from them, and
+-- only every few rows probed (the chunks read ahead hold the rows between)
 SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
 SELECT chunks > 0 AS chunks_read,
        chunks <= (SELECT pg_relation_size('pp_t') / 8192 / 16 + 1) AS each_chunk_once,
        blocks = chunks * 16 AS all_blocks_usable, used > 0 AS images_used, unusable = 0 AS all_verified,
-       inner_direct >= used AS inner_took_them, inner_read < used AS few_buffered
+       inner_direct >= used AS inner_took_them, inner_read < used / 20 AS few_buffered,
+       probes < outer_rows / 4 AS strided
   FROM pp_direct('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o JOIN pp_t t ON t.id = o.x');
 -- nothing left behind: neither in shared buffers nor in the OS page cache
 SELECT shared_buffers < 100 AS few_in_shared_buffers, os_cache < 100 AS few_os_cached

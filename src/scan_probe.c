@@ -30,6 +30,9 @@
  * after a probe whose blocks were all in shared buffers or the OS page cache
  * (cachestat, pg_dio.os_cache_check); after 32 such probes
  * in a row only every 32nd row is probed, until one starts a read again.
+ * Where the probes walk the heap forward, each reads the chunks ahead of its
+ * block, so only every stride-th row is probed, as far apart as those
+ * chunks allow (probe_stride).
  *
  * What is advised: each block, or its 128 kB chunk where the probes are
  * dense (will want half the heap) or walk it forward, as the kernel's own
@@ -92,9 +95,11 @@
 #define PROBE_NAME			"ProbePrefetch"
 /* heap blocks advised per probe at most */
 #define PROBE_MAX_BLOCKS	32
-/* a queued row's state: its probe is done or skipped, or only its leaf advised */
+/* a queued row's state: its probe is done or not needed, or only its leaf advised */
 #define PQ_NONE				0
 #define PQ_LEAF				1
+/* ... or not probed for its stride (probe_stride) */
+#define PQ_SKIP				2
 /* probes in a row without a read before the node only samples */
 #define PROBE_IDLE_LIMIT	32
 /* blocks advised as one request: dense or forward probes (128 kB) */
@@ -121,6 +126,8 @@
 /* shared chunk images: fewer than this many are not worth sharing */
 #define PROBE_SHARED_MIN_SLOTS	8
 #define PROBE_SHARED_MAX_KB		(64 * 1024)
+/* an outer row more than this many heap blocks past the last one is probed */
+#define PROBE_OUTER_GAP		4
 /* the inner index's correlation with its heap above which probes in key
  * order walk the heap forward: the inner is then fed (probe_feed_inner) */
 #define PROBE_FEED_MIN_CORR	0.9
@@ -166,7 +173,8 @@ typedef struct ProbeTarget
 	uint64		blocks_seen;	/* heap blocks the probes asked for */
 	bool		dense;
 	BlockNumber last_wanted;	/* the last block to be read, and how many */
-	int			run;			/* before it came each within a chunk after */
+	int			run;			/* before it came each within 'reach' after */
+	BlockNumber reach;			/* PROBE_CHUNK times the probes' stride */
 	uint8	   *chunk_done;		/* chunks advised, a bit each; NULL until used */
 
 	/* EXPLAIN ANALYZE */
@@ -216,6 +224,17 @@ typedef struct ProbeState
 	int			max_allowed;	/* pg_dio.probe_prefetch_distance */
 	int			idle;			/* probes in a row that started no read */
 	uint64		skipped;		/* rows not probed since going idle */
+	int			stride;			/* every stride-th row probed (forward walks) */
+	uint64		strided;		/* rows queued while striding */
+	uint64		nrows;			/* outer rows read */
+	uint64	   *qseq;			/* each queued row's number among them */
+	uint64		probing;		/* the number of the row being probed */
+	uint64		last_probed;	/* ... and of the one tg[0] probed before */
+	uint64		stride_from;	/* the first row queued at this stride */
+	bool		backfill;		/* the stride fell: probe the rows it skipped */
+	BlockNumber outer_block;	/* the heap block of the outer's last row */
+	bool	   *qjump;			/* each queued row's: the outer jumped to it */
+	bool		resume;			/* the row probed now starts the walk anew */
 
 	/* EXPLAIN ANALYZE */
 	uint64		probes;
@@ -1042,6 +1061,7 @@ probe_target_begin(ProbeState *ps, ProbeTarget *t, EState *estate, List *ids,
 	t->vmbuf = InvalidBuffer;
 	t->nblocks = RelationGetNumberOfBlocks(t->heap);
 	t->last_wanted = InvalidBlockNumber;
+	t->reach = PROBE_CHUNK;
 	t->last_leaf = InvalidBlockNumber;
 	if (t->scan == NULL)
 		return;
@@ -1106,7 +1126,11 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 	ps->qsize = ps->max_allowed + 1;
 	ps->queue = palloc(sizeof(MinimalTuple) * ps->qsize);
 	ps->qstate = palloc0(sizeof(uint8) * ps->qsize);
+	ps->qseq = palloc0(sizeof(uint64) * ps->qsize);
+	ps->qjump = palloc0(sizeof(bool) * ps->qsize);
+	ps->outer_block = InvalidBlockNumber;
 	ps->distance = 1;
+	ps->stride = 1;
 }
 
 /*
@@ -1161,17 +1185,24 @@ probe_dense(ProbeState *ps, ProbeTarget *t)
 
 /*
  * Do the probes walk the heap forward: is 'blk', a block to be read, the
- * PROBE_SEQ_RUN-th in a row less than a chunk after the one before?  Core's
- * reads in that order get the kernel's sequential read-ahead; advised block by
- * block they would get none, so the chunks ahead are advised instead.
+ * PROBE_SEQ_RUN-th in a row less than a chunk after the one before (a chunk
+ * per row between probes while striding)?  Core's reads in that order get
+ * the kernel's sequential read-ahead; advised block by block they would get
+ * none, so the chunks ahead are advised instead.
  */
 static bool
 probe_sequential(ProbeTarget *t, BlockNumber blk)
 {
-	if (blk == t->last_wanted)
+	/* the first block, or the first after the outer jumped (probe_scan_blocks) */
+	if (!BlockNumberIsValid(t->last_wanted))
+	{
+		t->last_wanted = blk;
 		return t->run >= PROBE_SEQ_RUN;
-	if (BlockNumberIsValid(t->last_wanted) && blk > t->last_wanted &&
-		blk - t->last_wanted <= PROBE_CHUNK)
+	}
+	/* a step back within a chunk: the chunks ahead were read for it */
+	if (blk <= t->last_wanted && t->last_wanted - blk < PROBE_CHUNK)
+		return t->run >= PROBE_SEQ_RUN;
+	if (blk > t->last_wanted && blk - t->last_wanted <= t->reach)
 		t->run = Min(t->run + 1, PROBE_SEQ_RUN);
 	else
 		t->run = 0;
@@ -1257,6 +1288,55 @@ probe_direct_chunk(ProbeState *ps, ProbeTarget *t, BlockNumber chunk)
 	return true;
 }
 
+/*
+ * How many rows apart tg[0]'s forward probes need to run, after one that
+ * moved from block 'before' to t->last_wanted.  Each probe of a forward walk
+ * reads or advises the chunks ahead of its block; the rows between two of
+ * them want blocks in that window, so probing every row would only cost an
+ * index descent each.  The stride doubles while a stride's rows would move
+ * less than a quarter of the window and halves above half of it, judged on
+ * a row queued at that stride.  A probe that is not forward makes it 1, and
+ * one that moved past the window has the rows skipped before it probed
+ * (probe_backfill): their blocks may be in chunks no probe read.
+ */
+static void
+probe_stride(ProbeState *ps, ProbeTarget *t, BlockNumber before)
+{
+	uint64		rows = ps->probing > ps->last_probed ? ps->probing - ps->last_probed : 1;
+	int			stride = ps->stride;
+	BlockNumber ahead = (ps->feed != NULL ? ps->direct_ahead : PROBE_SEQ_AHEAD) * PROBE_CHUNK;
+	double		moved;
+
+	ps->last_probed = Max(ps->last_probed, ps->probing);
+	if (ps->resume && t->run >= PROBE_SEQ_RUN)
+		return;					/* a new stretch of the walk: nothing to judge */
+	if (ps->ntargets > 1 || t->index_only || t->run < PROBE_SEQ_RUN ||
+		!BlockNumberIsValid(before) || t->last_wanted < before)
+	{
+		ps->backfill = stride > 1;
+		stride = 1;
+	}
+	else
+	{
+		if (stride > 1 && t->last_wanted - before > ahead)
+			ps->backfill = true;
+		moved = (double) (t->last_wanted - before) * stride / rows;
+		if (ps->probing < ps->stride_from)
+			;					/* queued at another stride */
+		else if (moved <= (ahead + PROBE_CHUNK) / 4)
+			stride = Min(stride * 2, PROBE_IDLE_LIMIT);
+		else if (moved > (ahead + PROBE_CHUNK) / 2)
+			stride = Max(stride / 2, 1);
+	}
+	if (stride != ps->stride)
+	{
+		ps->stride = stride;
+		ps->stride_from = ps->nrows + 1;
+		ps->strided = 0;
+	}
+	t->reach = PROBE_CHUNK * stride;
+}
+
 /* Read chunk 'chunk' ahead of forward probes: directly, else advised. */
 static bool
 probe_read_chunk(ProbeState *ps, ProbeTarget *t, BlockNumber chunk)
@@ -1274,11 +1354,16 @@ static bool
 probe_scan_blocks(ProbeState *ps, ProbeTarget *t)
 {
 	BlockNumber last = InvalidBlockNumber;
+	BlockNumber before;
 	bool		dense = probe_dense(ps, t);
 	int			nblocks = 0;
 	bool		started = false;
 	ItemPointer tid;
 
+	/* a walk forward goes on where the outer jumps: it reads from there */
+	if (ps->resume && t == &ps->tg[0])
+		t->last_wanted = InvalidBlockNumber;
+	before = t->last_wanted;
 	index_rescan(t->scan, t->keys, t->nkeys, NULL, 0);
 	while (nblocks < PROBE_SEEN_MAX &&
 		   (tid = index_getnext_tid(t->scan, ForwardScanDirection)) != NULL)
@@ -1312,19 +1397,20 @@ probe_scan_blocks(ProbeState *ps, ProbeTarget *t)
 					started = true;
 			continue;
 		}
-		if (probe_chunk_done(t, blk))
+		if (probe_chunk_done(t, blk) && !seq)
 			continue;
 		if ((dense || seq) && blk < t->nblocks && probe_chunks(ps, t) != NULL)
 		{
+			/* forward: the chunks ahead slide with the probes */
 			BlockNumber chunk = blk / PROBE_CHUNK;
 
-			if (probe_advise_chunk(t, chunk))
-				started = true;
-			for (int i = 1; seq && i <= PROBE_SEQ_AHEAD; i++)
+			for (int i = 0; i <= (seq ? PROBE_SEQ_AHEAD : 0); i++)
 				if (probe_advise_chunk(t, chunk + i))
 					started = true;
 			continue;
 		}
+		if (probe_chunk_done(t, blk))
+			continue;
 		if (probe_block_oscached(t, blk))
 			continue;
 		r = PrefetchBuffer(t->heap, MAIN_FORKNUM, blk);
@@ -1336,6 +1422,8 @@ probe_scan_blocks(ProbeState *ps, ProbeTarget *t)
 		else
 			t->blocks_cached++;
 	}
+	if (t == &ps->tg[0])
+		probe_stride(ps, t, before);
 	return started;
 }
 
@@ -1461,7 +1549,24 @@ static void
 probe_finish(ProbeState *ps, int pos)
 {
 	ps->qstate[pos] = PQ_NONE;
+	ps->probing = ps->qseq[pos];
+	ps->resume = ps->qjump[pos];
 	probe_account(ps, probe_advise(ps, ps->queue[pos], false));
+	ps->resume = false;
+}
+
+/* The probes of the queued rows the stride skipped, in their order. */
+static void
+probe_backfill(ProbeState *ps)
+{
+	ps->backfill = false;
+	for (int i = 0; i < ps->qcount; i++)
+	{
+		int			pos = (ps->qhead + i) % ps->qsize;
+
+		if (ps->qstate[pos] == PQ_SKIP)
+			probe_finish(ps, pos);
+	}
 }
 
 /*
@@ -1478,6 +1583,8 @@ probe_read_one(ProbeState *ps)
 	MinimalTuple mt;
 	int			pos;
 	int			lag = ps->tg[0].leafkey != NULL ? ps->distance / 2 : 0;
+	BlockNumber oblk;
+	bool		jumped;
 
 	if (TupIsNull(slot))
 	{
@@ -1486,7 +1593,7 @@ probe_read_one(ProbeState *ps)
 		for (int i = 0; i < ps->qcount; i++)
 		{
 			pos = (ps->qhead + i) % ps->qsize;
-			if (ps->qstate[pos] != PQ_NONE)
+			if (ps->qstate[pos] == PQ_LEAF)
 				probe_finish(ps, pos);
 		}
 		return false;
@@ -1497,11 +1604,28 @@ probe_read_one(ProbeState *ps)
 	pos = (ps->qhead + ps->qcount) % ps->qsize;
 	ps->queue[pos] = mt;
 	ps->qstate[pos] = PQ_NONE;
+	ps->qseq[pos] = ++ps->nrows;
 	ps->qcount++;
+
+	/*
+	 * While striding, a row of a heap scan that does not follow the one
+	 * before in its heap (a parallel scan's next range) goes on with the
+	 * walk elsewhere: it is probed, and read ahead of (probe_scan_blocks).
+	 */
+	oblk = ItemPointerIsValid(&slot->tts_tid) ?
+		ItemPointerGetBlockNumber(&slot->tts_tid) : InvalidBlockNumber;
+	jumped = ps->stride > 1 && BlockNumberIsValid(oblk) &&
+		BlockNumberIsValid(ps->outer_block) &&
+		(oblk < ps->outer_block || oblk - ps->outer_block > PROBE_OUTER_GAP);
+	ps->outer_block = oblk;
+	ps->qjump[pos] = jumped;
+	if (jumped)
+		ps->strided = 0;
 
 	if (ps->tg[0].scan == NULL)
 		return true;
-	if (ps->idle < PROBE_IDLE_LIMIT || (++ps->skipped % PROBE_IDLE_LIMIT) == 0)
+	if (ps->idle >= PROBE_IDLE_LIMIT ? (++ps->skipped % PROBE_IDLE_LIMIT) == 0 :
+		ps->stride == 1 || jumped || (++ps->strided % ps->stride) == 0)
 	{
 		if (lag > 0)
 		{
@@ -1509,15 +1633,24 @@ probe_read_one(ProbeState *ps)
 			ps->qstate[pos] = PQ_LEAF;
 		}
 		else
+		{
+			ps->probing = ps->nrows;
+			ps->resume = jumped;
 			probe_account(ps, probe_advise(ps, mt, false));
+			ps->resume = false;
+		}
 	}
+	else if (ps->idle < PROBE_IDLE_LIMIT)
+		ps->qstate[pos] = PQ_SKIP;
 	/* the row queued 'lag' rows before this one */
 	if (lag > 0 && ps->qcount > lag)
 	{
 		pos = (ps->qhead + ps->qcount - 1 - lag) % ps->qsize;
-		if (ps->qstate[pos] != PQ_NONE)
+		if (ps->qstate[pos] == PQ_LEAF)
 			probe_finish(ps, pos);
 	}
+	if (ps->backfill)
+		probe_backfill(ps);
 	return true;
 }
 
@@ -1538,11 +1671,13 @@ probe_pass(ProbeState *ps)
 		ps->outer_done = true;
 		return ExecClearTuple(ps->css.ss.ss_ScanTupleSlot);
 	}
+	ps->nrows++;
 	if (ps->tg[0].scan != NULL && (++ps->skipped % PROBE_IDLE_LIMIT) == 0)
 	{
 		old = MemoryContextSwitchTo(ps->qcxt);
 		mt = ExecCopySlotMinimalTuple(slot);
 		MemoryContextSwitchTo(old);
+		ps->probing = ps->nrows;
 		probe_account(ps, probe_advise(ps, mt, false));
 		ExecClearTuple(ps->probe_slot);
 		pfree(mt);
@@ -1603,6 +1738,8 @@ probe_rescan(CustomScanState *node)
 	ps->qhead = ps->qcount = 0;
 	ps->outer_done = false;
 	ps->distance = 1;
+	ps->backfill = false;
+	ps->outer_block = InvalidBlockNumber;
 	if (ps->feed != NULL)
 		dio_feed_reset(ps->feed);
 	/* 'idle' stays: a rescan does not bring the inner's blocks in or out of cache */
