@@ -1220,9 +1220,12 @@ probe_chunk_done(ProbeTarget *t, BlockNumber blk)
 		(t->chunk_done[chunk / BITS_PER_BYTE] & (1 << (chunk % BITS_PER_BYTE))) != 0;
 }
 
-/* Advise chunk 'chunk' of the heap unless done or cached; whether it was. */
+/*
+ * Advise chunk 'chunk' of the heap unless done or cached ('cached' of its
+ * blocks are in the OS page cache; -1: not asked yet); whether it was.
+ */
 static bool
-probe_advise_chunk(ProbeTarget *t, BlockNumber chunk)
+probe_advise_chunk(ProbeTarget *t, BlockNumber chunk, int cached)
 {
 	BlockNumber lo = chunk * PROBE_CHUNK;
 	int			n;
@@ -1232,8 +1235,10 @@ probe_advise_chunk(ProbeTarget *t, BlockNumber chunk)
 		return false;
 	t->chunk_done[chunk / BITS_PER_BYTE] |= 1 << (chunk % BITS_PER_BYTE);
 	n = Min(PROBE_CHUNK, t->nblocks - lo);
+	if (cached < 0 && t->oscheck != NULL)
+		cached = dio_stream_os_cached(t->oscheck, lo, n);
 	/* all in the OS page cache: no read, and warm runs go to sampling */
-	if (t->oscheck != NULL && dio_stream_os_cached(t->oscheck, lo, n) == n)
+	if (cached == n)
 	{
 		t->blocks_oscached += n;
 		return false;
@@ -1251,10 +1256,11 @@ probe_advise_chunk(ProbeTarget *t, BlockNumber chunk)
  * page cache, or fewer than half of its blocks pass rules 2-3 (all-visible,
  * not in shared buffers; only those will be used), or the feed is full or
  * cannot read it in one request (pg_dio.io_size below 128 kB).
- * Whether it was submitted.
+ * Whether it was submitted; '*cached' is set to how many of its blocks the
+ * OS page cache held, once asked.
  */
 static bool
-probe_direct_chunk(ProbeState *ps, ProbeTarget *t, BlockNumber chunk)
+probe_direct_chunk(ProbeState *ps, ProbeTarget *t, BlockNumber chunk, int *cached)
 {
 	BlockNumber lo = chunk * PROBE_CHUNK;
 	uint16		mask = 0;
@@ -1271,7 +1277,8 @@ probe_direct_chunk(ProbeState *ps, ProbeTarget *t, BlockNumber chunk)
 		t->chunk_done[chunk / BITS_PER_BYTE] |= 1 << (chunk % BITS_PER_BYTE);
 		return true;
 	}
-	if (dio_stream_os_cached(t->oscheck, lo, n) > (ps->css.ss.ps.plan->parallel_aware ? n / 2 : 0))
+	*cached = dio_stream_os_cached(t->oscheck, lo, n);
+	if (*cached > (ps->css.ss.ps.plan->parallel_aware ? n / 2 : 0))
 		return false;
 	for (int i = 0; i < n; i++)
 		if (VM_ALL_VISIBLE(t->heap, lo + i, &t->vmbuf) && !dio_block_resident(t->heap, lo + i))
@@ -1341,7 +1348,10 @@ probe_stride(ProbeState *ps, ProbeTarget *t, BlockNumber before)
 static bool
 probe_read_chunk(ProbeState *ps, ProbeTarget *t, BlockNumber chunk)
 {
-	return probe_direct_chunk(ps, t, chunk) || probe_advise_chunk(t, chunk);
+	int			cached = -1;
+
+	return probe_direct_chunk(ps, t, chunk, &cached) ||
+		probe_advise_chunk(t, chunk, cached);
 }
 
 /*
@@ -1405,7 +1415,7 @@ probe_scan_blocks(ProbeState *ps, ProbeTarget *t)
 			BlockNumber chunk = blk / PROBE_CHUNK;
 
 			for (int i = 0; i <= (seq ? PROBE_SEQ_AHEAD : 0); i++)
-				if (probe_advise_chunk(t, chunk + i))
+				if (probe_advise_chunk(t, chunk + i, -1))
 					started = true;
 			continue;
 		}
