@@ -295,10 +295,58 @@ for t in extra:
 PY
 }
 
+# CITUS_PORTS: the fixed ports pg_regress_multi.pl's servers listen on.
+# A client socket that used one of them as its ephemeral local port (a
+# connection of the clusters above, say) holds it in TIME-WAIT for 60 s,
+# and a listener cannot bind it until then.
+CITUS_PORTS="57636 57637 57638"
+
+# wait_ports_free: wait, at most 90 s, until a listener can bind every port
+# of CITUS_PORTS on 127.0.0.1; what holds one is printed when it gives up
+wait_ports_free() {
+	python3 - $CITUS_PORTS <<'PY'
+import socket, subprocess, sys, time
+ports = [int(p) for p in sys.argv[1:]]
+def busy():
+    out = []
+    for p in ports:
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", p))
+        except OSError:
+            out.append(p)
+        finally:
+            s.close()
+    return out
+deadline = time.monotonic() + 90
+while busy() and time.monotonic() < deadline:
+    time.sleep(1)
+left = busy()
+if left:
+    print("ports still in use after 90 s: %s" % left)
+    ss = subprocess.run(["ss", "-tanp"], capture_output=True, text=True).stdout
+    print("".join(l + "\n" for l in ss.splitlines() if any(":%d " % p in l for p in left)), end="")
+    sys.exit(1)
+PY
+}
+
 # citus_regress MODE SETTING...: one run of the schedule $SCHEDULE (or, with
 # RERUN=TEST, of what TEST needs (rerun_schedule) and then TEST) into
-# $ROUT/MODE
+# $ROUT/MODE; run again once when a server could not bind its port
 citus_regress() {
+	local try
+	for try in 1 2; do
+		wait_ports_free || { ext_fail "Citus $SCHEDULE $1: its servers' ports stay in use"; return; }
+		citus_regress_once "$@"
+		grep -qs "could not create any TCP/IP sockets" "$ROUT/$1/log" "$ROUT/$1"/regress/tmp_check/*/log/postmaster.log || break
+		echo "Citus $SCHEDULE $1: a server could not bind its port; once more"
+	done
+	grep -q "shared_preload_libraries='$PRELOAD'" "$ROUT/$1/regress/tmp_check/worker.57637/data/postgresql.conf" ||
+		ext_fail "Citus $SCHEDULE $1: the workers did not preload $PRELOAD"
+}
+
+citus_regress_once() {
 	local mode=$1 dir="$ROUT/$1" s opts=() start=$SECONDS sched=$SCHEDULE
 	shift
 	rm -rf "$dir"
@@ -330,8 +378,6 @@ citus_regress() {
 			--schedule="$dir/regress/$sched"
 	) >"$dir/log" 2>&1
 	echo "Citus $sched, pg_dio's scans $mode: $(grep -cE '^(not )?ok ' "$dir/log") tests ran, $(grep -cE '^ok ' "$dir/log") match Citus' expected output, $(grep -cE '^not ok ' "$dir/log") do not ($((SECONDS - start)) s)"
-	grep -q "shared_preload_libraries='$PRELOAD'" "$dir/regress/tmp_check/worker.57637/data/postgresql.conf" ||
-		ext_fail "Citus $SCHEDULE $mode: the workers did not preload $PRELOAD"
 }
 
 # as_regress_user CMD...: CMD as the server account, without the
