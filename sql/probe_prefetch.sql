@@ -246,14 +246,14 @@ RESET pg_dio.enable_probe_prefetch;
 
 --
 -- What it did: every outer row probed when the heap is cold; once the
--- blocks are in shared buffers, or in the OS page cache, it probes only one
--- row in 32
+-- blocks are in shared buffers, or in the OS page cache, it probes one row
+-- in 32, then one in 64, and so on up to one in 1024
 --
 SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
 SELECT probes > outer_rows * 3 / 4 AS probed, advised > 0 AS advised_reads,
        advised + cached <= probes AS one_block_a_probe, chunks = 0 AS block_by_block
   FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
-SELECT probes < outer_rows / 4 AS sampling_when_cached, cached > 0 AS saw_cached
+SELECT probes < outer_rows / 32 AS sampling_when_cached, cached > 0 AS saw_cached
   FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
 -- (out of shared buffers, in the OS page cache: Linux 6.5 and later tell
 -- through cachestat(2), which CI's kernels have; pg_dio.os_cache_check off: no

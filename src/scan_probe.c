@@ -29,7 +29,8 @@
  * read, up to pg_dio.probe_prefetch_distance outer rows, and shrinks by one
  * after a probe whose blocks were all in shared buffers or the OS page cache
  * (cachestat, pg_dio.os_cache_check); after 32 such probes
- * in a row only every 32nd row is probed, until one starts a read again.
+ * in a row only one row in 32 is probed, then one in 64, and so on up to one
+ * in 1024, until one starts a read again.
  * Where the probes walk the heap forward, each reads the chunks ahead of its
  * block, so only every stride-th row is probed, as far apart as those
  * chunks allow (probe_stride).
@@ -102,6 +103,8 @@
 #define PQ_SKIP				2
 /* probes in a row without a read before the node only samples */
 #define PROBE_IDLE_LIMIT	32
+/* rows between two samples at most (the gap doubles from PROBE_IDLE_LIMIT) */
+#define PROBE_SAMPLE_MAX	1024
 /* blocks advised as one request: dense or forward probes (128 kB) */
 #define PROBE_CHUNK			16
 /*
@@ -223,7 +226,8 @@ typedef struct ProbeState
 	int			distance;
 	int			max_allowed;	/* pg_dio.probe_prefetch_distance */
 	int			idle;			/* probes in a row that started no read */
-	uint64		skipped;		/* rows not probed since going idle */
+	int			skipped;		/* rows not probed since the last sample */
+	int			sample_gap;		/* while idle, rows from one sample to the next */
 	int			stride;			/* every stride-th row probed (forward walks) */
 	uint64		strided;		/* rows queued while striding */
 	uint64		nrows;			/* outer rows read */
@@ -1131,6 +1135,7 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 	ps->outer_block = InvalidBlockNumber;
 	ps->distance = 1;
 	ps->stride = 1;
+	ps->sample_gap = PROBE_IDLE_LIMIT;
 }
 
 /*
@@ -1540,14 +1545,27 @@ probe_account(ProbeState *ps, bool started)
 	{
 		ps->idle = 0;
 		ps->skipped = 0;
+		ps->sample_gap = PROBE_IDLE_LIMIT;
 		ps->distance = Min(ps->distance * 2, ps->max_allowed);
 		ps->max_distance = Max(ps->max_distance, ps->distance);
 	}
 	else
 	{
-		ps->idle++;
+		/* a sample that read nothing: the next one twice as far */
+		if (++ps->idle > PROBE_IDLE_LIMIT)
+			ps->sample_gap = Min(ps->sample_gap * 2, PROBE_SAMPLE_MAX);
 		ps->distance = Max(ps->distance - 1, 1);
 	}
+}
+
+/* While idle: whether this row is the one to sample. */
+static bool
+probe_sample_due(ProbeState *ps)
+{
+	if (++ps->skipped < ps->sample_gap)
+		return false;
+	ps->skipped = 0;
+	return true;
 }
 
 /*
@@ -1634,7 +1652,7 @@ probe_read_one(ProbeState *ps)
 
 	if (ps->tg[0].scan == NULL)
 		return true;
-	if (ps->idle >= PROBE_IDLE_LIMIT ? (++ps->skipped % PROBE_IDLE_LIMIT) == 0 :
+	if (ps->idle >= PROBE_IDLE_LIMIT ? probe_sample_due(ps) :
 		ps->stride == 1 || jumped || (++ps->strided % ps->stride) == 0)
 	{
 		if (lag > 0)
@@ -1666,7 +1684,7 @@ probe_read_one(ProbeState *ps)
 
 /*
  * Sampling (or no probes to make) with nothing queued: the outer's row
- * returned as it is, in the outer's slot, and every PROBE_IDLE_LIMIT-th row
+ * returned as it is, in the outer's slot, and a row every sample_gap rows
  * probed to see whether reading ahead pays again.
  */
 static TupleTableSlot *
@@ -1682,7 +1700,7 @@ probe_pass(ProbeState *ps)
 		return ExecClearTuple(ps->css.ss.ss_ScanTupleSlot);
 	}
 	ps->nrows++;
-	if (ps->tg[0].scan != NULL && (++ps->skipped % PROBE_IDLE_LIMIT) == 0)
+	if (ps->tg[0].scan != NULL && probe_sample_due(ps))
 	{
 		old = MemoryContextSwitchTo(ps->qcxt);
 		mt = ExecCopySlotMinimalTuple(slot);
