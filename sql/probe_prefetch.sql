@@ -83,7 +83,8 @@ $$;
 -- EXPLAIN ANALYZE (JSON): ProbePrefetch's figures and its outer's rows.
 CREATE FUNCTION pp_counts(q text, OUT probes bigint, OUT advised bigint,
                           OUT cached bigint, OUT outer_rows numeric, OUT outer_loops numeric,
-                          OUT oscached bigint, OUT chunks bigint, OUT leaves bigint)
+                          OUT oscached bigint, OUT chunks bigint, OUT leaves bigint,
+                          OUT sampled bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
     j jsonb;
@@ -94,8 +95,8 @@ BEGIN
            (n -> 'Plans' -> 0 ->> 'Actual Rows')::numeric,
            (n -> 'Plans' -> 0 ->> 'Actual Loops')::numeric,
            (n ->> 'Heap Blocks OS-Cached')::bigint, (n ->> 'Heap Chunks Advised')::bigint,
-           (n ->> 'Leaf Pages Advised')::bigint
-      INTO probes, advised, cached, outer_rows, outer_loops, oscached, chunks, leaves
+           (n ->> 'Leaf Pages Advised')::bigint, (n ->> 'Sampled Probes')::bigint
+      INTO probes, advised, cached, outer_rows, outer_loops, oscached, chunks, leaves, sampled
       FROM jsonb_path_query(j, 'strict $.**') n
      WHERE n ->> 'Custom Plan Provider' = 'ProbePrefetch'
      LIMIT 1;
@@ -253,7 +254,8 @@ SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
 SELECT probes > outer_rows * 3 / 4 AS probed, advised > 0 AS advised_reads,
        advised + cached <= probes AS one_block_a_probe, chunks = 0 AS block_by_block
   FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
-SELECT probes < outer_rows / 32 AS sampling_when_cached, cached > 0 AS saw_cached
+SELECT probes < outer_rows / 32 AS sampling_when_cached, cached > 0 AS saw_cached,
+       sampled > 0 AND sampled < probes AS sampled_after_32
   FROM pp_counts('SELECT o.x, t.pad FROM pp_o o JOIN pp_t t ON t.id = o.x');
 -- (out of shared buffers, in the OS page cache: Linux 6.5 and later tell
 -- through cachestat(2), which CI's kernels have; pg_dio.os_cache_check off: no

@@ -242,6 +242,7 @@ typedef struct ProbeState
 
 	/* EXPLAIN ANALYZE */
 	uint64		probes;
+	uint64		sampled;		/* ... of them while sampling */
 	int			max_distance;
 } ProbeState;
 
@@ -1565,6 +1566,7 @@ probe_sample_due(ProbeState *ps)
 	if (++ps->skipped < ps->sample_gap)
 		return false;
 	ps->skipped = 0;
+	ps->sampled++;
 	return true;
 }
 
@@ -1922,12 +1924,16 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
 		ExplainIndentText(es);
-		appendStringInfo(es->str, "Probes: %" PRIu64 " look-ahead max=%d\n",
+		appendStringInfo(es->str, "Probes: %" PRIu64 " look-ahead max=%d",
 						 ps->probes, ps->max_distance);
+		if (ps->sampled > 0)
+			appendStringInfo(es->str, " sampled=%" PRIu64, ps->sampled);
+		appendStringInfoChar(es->str, '\n');
 	}
 	else
 	{
 		ExplainPropertyUInteger("Probes", NULL, ps->probes, es);
+		ExplainPropertyUInteger("Sampled Probes", NULL, ps->sampled, es);
 		ExplainPropertyInteger("Look-ahead Max", NULL, ps->max_distance, es);
 	}
 	probe_explain_target(&ps->tg[0], "", es);
