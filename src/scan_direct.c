@@ -351,7 +351,8 @@ static const CustomExecMethods dio_exec_methods = {
  * (scan_narrow.c).
  */
 Plan *
-dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain, double fraction)
+dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain, double fraction,
+					  const DioPlanSettings *set)
 {
 	Scan	   *scan = (Scan *) plan;
 	RangeTblEntry *rte = rt_fetch(scan->scanrelid, stmt->rtable);
@@ -360,7 +361,7 @@ dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain, double fraction
 	BlockNumber nblocks;
 	int			natts;
 
-	if (!pg_dio_enable_direct_scan || !plain || !dio_stats_available())
+	if (!set->enable_direct_scan || !plain || !dio_stats_available())
 		return NULL;
 	if (rte->rtekind != RTE_RELATION || rte->inh ||
 		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW))
@@ -373,7 +374,7 @@ dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain, double fraction
 	nblocks = RelationGetNumberOfBlocks(rel);
 	natts = RelationGetNumberOfAttributes(rel);
 	table_close(rel, NoLock);
-	if ((double) nblocks * fraction < (double) pg_dio_direct_scan_threshold)
+	if ((double) nblocks * fraction < (double) set->direct_scan_threshold)
 		return NULL;
 
 	cscan = makeNode(CustomScan);

@@ -16,11 +16,13 @@
 
 #include "nodes/plannodes.h"
 
+#include "scan_plan.h"
+
 extern PGDLLIMPORT bool pg_dio_enable_direct_scan;
 extern PGDLLIMPORT int pg_dio_direct_scan_threshold;
 
 extern void dio_direct_init(void);
 extern Plan *dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain,
-								   double fraction);
+								   double fraction, const DioPlanSettings *set);
 
 #endif							/* PG_DIO_SCAN_DIRECT_H */

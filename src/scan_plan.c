@@ -27,6 +27,12 @@
  * as planned, since it may require a child of a given type (TimescaleDB's
  * SkipScan requires an IndexScan or IndexOnlyScan below it).
  *
+ * The settings that decide the swaps are read where core finishes planning
+ * the statement's top query level (dio_upper_paths), not when the plan comes
+ * back to this hook: a planner hook that pg_dio's calls may set them only
+ * around the planner it calls in turn (pg_hint_plan's Set hints, loaded
+ * before pg_dio), as the planner's own enable_* settings are.
+ *
  * Copyright (c) 2026, pg_dio developers
  *
  * IDENTIFICATION
@@ -42,6 +48,7 @@
 #include "nodes/parsenodes.h"
 #include "nodes/plannodes.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/paths.h"
 #include "optimizer/planner.h"
 #include "parser/parsetree.h"
 
@@ -52,10 +59,21 @@
 #include "scan_probe.h"
 
 static planner_hook_type prev_planner_hook = NULL;
+static create_upper_paths_hook_type prev_create_upper_paths_hook = NULL;
+
+/*
+ * The settings as the planner last saw them at a top query level's final
+ * relation, and how many times it got there: the last time within a call of
+ * dio_planner is its own statement's (a statement that the planning of
+ * another plans and runs, a function's, finishes first).
+ */
+static DioPlanSettings dio_seen_settings;
+static uint64 dio_seen_count = 0;
 
 typedef struct DioSubst
 {
 	PlannedStmt *stmt;
+	const DioPlanSettings *set;
 	bool		plain;			/* a SELECT without row marks or modifying CTEs */
 	int			next_id;		/* plan node ID for a node pg_dio adds */
 	List	   *probed;			/* relations the nested loops above probe */
@@ -255,14 +273,15 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 				if (!list_member_oid(cx->probed, relid) &&
 					!list_member_oid(cx->rescanned, relid))
 					sub = dio_direct_substitute(cx->stmt, plan, cx->plain,
-												bounded ? cx->bound_fraction : 1.0);
+												bounded ? cx->bound_fraction : 1.0,
+												cx->set);
 			}
 			break;
 		case T_IndexScan:
 		case T_IndexOnlyScan:
 			if (!(pos & DIO_POS_MARK))
 				sub = pf_substitute(cx->stmt, plan, cx->plain, bounded != 0,
-									(pos & DIO_POS_FIRST) != 0);
+									(pos & DIO_POS_FIRST) != 0, cx->set);
 			break;
 		case T_MergeJoin:
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, DIO_POS_PARTIAL);
@@ -336,7 +355,7 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 				cx->probed = list_delete_last(cx->probed);
 			plan->righttree = dio_subst_walk(cx, plan->righttree, inner);
 			sub = dio_probe_substitute(cx->stmt, (NestLoop *) plan, cx->plain,
-									   stream != 0, &cx->next_id);
+									   stream != 0, &cx->next_id, cx->set);
 			if (sub != NULL)
 			{
 				plan->lefttree = sub;
@@ -401,29 +420,64 @@ dio_may_scroll(int cursorOptions)
 	return (cursorOptions & (CURSOR_OPT_NO_SCROLL | CURSOR_OPT_PARALLEL_OK)) == 0;
 }
 
+static void
+dio_settings_now(DioPlanSettings *set)
+{
+	set->enable_direct_scan = pg_dio_enable_direct_scan;
+	set->direct_scan_threshold = pg_dio_direct_scan_threshold;
+	set->enable_index_prefetch = pg_dio_enable_index_prefetch;
+	set->index_prefetch_min_rows = pg_dio_index_prefetch_min_rows;
+	set->enable_probe_prefetch = pg_dio_enable_probe_prefetch;
+	set->probe_direct_read = pg_dio_probe_direct_read;
+	set->probe_shared_memory_kb = pg_dio_probe_shared_memory_kb;
+}
+
+/* create_upper_paths_hook: the settings at a top query level's end */
+static void
+dio_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
+				RelOptInfo *output_rel, void *extra)
+{
+	if (prev_create_upper_paths_hook)
+		prev_create_upper_paths_hook(root, stage, input_rel, output_rel, extra);
+	if (stage == UPPERREL_FINAL && root->parent_root == NULL)
+	{
+		dio_settings_now(&dio_seen_settings);
+		dio_seen_count++;
+	}
+}
+
 static PlannedStmt *
 dio_planner(DIO_PLANNER_PARAMS)
 {
 	PlannedStmt *stmt;
 	DioSubst	cx;
+	DioPlanSettings set;
+	uint64		seen = dio_seen_count;
 
 	if (prev_planner_hook)
 		stmt = prev_planner_hook(DIO_PLANNER_ARGS);
 	else
 		stmt = standard_planner(DIO_PLANNER_ARGS);
 
+	/* a planner below that planned without core's: the settings as they are */
+	if (dio_seen_count != seen)
+		set = dio_seen_settings;
+	else
+		dio_settings_now(&set);
+
 	if (stmt->commandType == CMD_UTILITY || dio_may_scroll(cursorOptions))
 		return stmt;
-	if (!pg_dio_enable_direct_scan && !pg_dio_enable_index_prefetch)
+	if (!set.enable_direct_scan && !set.enable_index_prefetch)
 		return stmt;
 
 	cx.stmt = stmt;
+	cx.set = &set;
 	cx.plain = stmt->commandType == CMD_SELECT && stmt->rowMarks == NIL &&
 		!stmt->hasModifyingCTE;
 	cx.next_id = dio_max_plan_id(stmt->planTree) + 1;
 	cx.probed = NIL;
 	cx.bound_fraction = 1.0;
-	cx.rescanned = pg_dio_enable_direct_scan ? dio_rescanned_relations(stmt) : NIL;
+	cx.rescanned = set.enable_direct_scan ? dio_rescanned_relations(stmt) : NIL;
 	{
 		ListCell   *lc;
 
@@ -445,4 +499,6 @@ dio_plan_init(void)
 {
 	prev_planner_hook = planner_hook;
 	planner_hook = dio_planner;
+	prev_create_upper_paths_hook = create_upper_paths_hook;
+	create_upper_paths_hook = dio_upper_paths;
 }

@@ -356,13 +356,14 @@ pf_heap_blocks_estimate(const PfLeading *lead, double rows)
  * gets a narrow scan tuple (scan_narrow.c); an index-only scan's scan tuple
  * is the index's columns (indextlist), as in core.
  */
-static Plan *pf_build(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded,
-					  bool first, bool force);
+static Plan *pf_build(PlannedStmt *stmt, Plan *plan, const DioPlanSettings *set,
+					  bool plain, bool bounded, bool first, bool force);
 
 Plan *
-pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool first)
+pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool first,
+			  const DioPlanSettings *set)
 {
-	return pf_build(stmt, plan, plain, bounded, first, false);
+	return pf_build(stmt, plan, set, plain, bounded, first, false);
 }
 
 /*
@@ -374,14 +375,14 @@ pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool firs
  * are not all-visible, and a scan outside a plain SELECT uses no images.
  */
 bool
-pf_make_fed(PlannedStmt *stmt, Plan **plan, int feeder)
+pf_make_fed(PlannedStmt *stmt, Plan **plan, int feeder, const DioPlanSettings *set)
 {
 	CustomScan *cscan;
 	List	   *ids;
 
 	if (IsA(*plan, IndexScan))
 	{
-		Plan	   *sub = pf_build(stmt, *plan, true, false, false, true);
+		Plan	   *sub = pf_build(stmt, *plan, set, true, false, false, true);
 
 		if (sub == NULL)
 			return false;
@@ -400,7 +401,8 @@ pf_make_fed(PlannedStmt *stmt, Plan **plan, int feeder)
 }
 
 static Plan *
-pf_build(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool first, bool force)
+pf_build(PlannedStmt *stmt, Plan *plan, const DioPlanSettings *set, bool plain,
+		 bool bounded, bool first, bool force)
 {
 	Scan	   *scan = (Scan *) plan;
 	RangeTblEntry *rte = rt_fetch(scan->scanrelid, stmt->rtable);
@@ -414,7 +416,7 @@ pf_build(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool first, bo
 	PfLeading	lead;
 	double		rows;
 
-	if (!pg_dio_enable_index_prefetch || plan->parallel_aware)
+	if (!set->enable_index_prefetch || plan->parallel_aware)
 		return NULL;
 	if (rte->rtekind != RTE_RELATION || rte->inh ||
 		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW) ||
@@ -442,10 +444,10 @@ pf_build(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool first, bo
 	}
 	pf_leading_stats(rte->relid, indexoid, &lead);
 	rows = pf_heap_rows_estimate(plan, indexqual, indexoid, &lead, index_only, first);
-	if (!force && rows < (double) pg_dio_index_prefetch_min_rows)
+	if (!force && rows < (double) set->index_prefetch_min_rows)
 		return NULL;
 	/* rows that fall on one block leave nothing to read ahead of it */
-	if (!force && pg_dio_index_prefetch_min_rows > 0 &&
+	if (!force && set->index_prefetch_min_rows > 0 &&
 		pf_heap_blocks_estimate(&lead, rows) < 2)
 		return NULL;
 	/*
@@ -453,7 +455,7 @@ pf_build(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded, bool first, bo
 	 * it ahead for core's reads as well as any look-ahead, and the node would
 	 * add only its work per row (TPC-H Q18's scans of lineitem_pkey).
 	 */
-	if (!force && pg_dio_index_prefetch_min_rows > 0 && lead.tuples > 0 &&
+	if (!force && set->index_prefetch_min_rows > 0 && lead.tuples > 0 &&
 		lead.corr >= PF_FORWARD_CORR && rows >= lead.tuples * PF_FORWARD_SHARE)
 		return NULL;
 	am = GetIndexAmRoutineByAmId(get_rel_relam(indexoid), false);

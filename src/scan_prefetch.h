@@ -16,13 +16,17 @@
 
 #include "nodes/plannodes.h"
 
+#include "scan_plan.h"
+
 extern PGDLLIMPORT bool pg_dio_enable_index_prefetch;
+extern PGDLLIMPORT int pg_dio_index_prefetch_min_rows;
 
 extern void dio_prefetch_init(void);
 extern Plan *pf_substitute(PlannedStmt *stmt, Plan *plan, bool plain, bool bounded,
-						   bool first);
+						   bool first, const DioPlanSettings *set);
 extern double pf_index_correlation(Oid relid, Oid indexoid);
-extern bool pf_make_fed(PlannedStmt *stmt, Plan **plan, int feeder);
+extern bool pf_make_fed(PlannedStmt *stmt, Plan **plan, int feeder,
+						const DioPlanSettings *set);
 extern bool pf_plan_index(const CustomScan *cscan, Oid *indexoid, bool *index_only,
 						  List **indexqual);
 extern List *pf_plan_filter(const CustomScan *cscan, List **tlist);

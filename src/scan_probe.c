@@ -883,16 +883,16 @@ probe_reads_relation(PlannedStmt *stmt, Plan *plan, Oid relid, bool whole)
  */
 /* Chunk images pg_dio.probe_shared_memory holds, or 0: no sharing. */
 static int
-probe_shared_slots(void)
+probe_shared_slots(int kb)
 {
-	int			n = pg_dio_probe_shared_memory_kb / DIO_FEED_CHUNK_KB;
+	int			n = kb / DIO_FEED_CHUNK_KB;
 
 	return n < PROBE_SHARED_MIN_SLOTS ? 0 : n;
 }
 
 static ProbeFeed
 probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
-				 Index rti, int feeder)
+				 Index rti, int feeder, const DioPlanSettings *set)
 {
 	Oid			relid = rt_fetch(rti, stmt->rtable)->relid;
 	Plan	  **inner = &nl->join.plan.righttree;
@@ -900,21 +900,21 @@ probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
 	BlockNumber nblocks;
 	ProbeRows	rows = probe_rows(nl->join.plan.lefttree);
 
-	if (!pg_dio_probe_direct_read || index_only || rows == PROBE_ROWS_GATHERED)
+	if (!set->probe_direct_read || index_only || rows == PROBE_ROWS_GATHERED)
 		return PROBE_FEED_NONE;
 	/* the planner holds a lock on every relation of the plan */
 	rel = table_open(relid, NoLock);
 	nblocks = RelationGetNumberOfBlocks(rel);
 	table_close(rel, NoLock);
-	if (nblocks < (BlockNumber) pg_dio_direct_scan_threshold || nblocks < PROBE_CHUNK * 2 ||
+	if (nblocks < (BlockNumber) set->direct_scan_threshold || nblocks < PROBE_CHUNK * 2 ||
 		pf_index_correlation(relid, indexoid) < PROBE_FEED_MIN_CORR ||
 		probe_reads_relation(stmt, nl->join.plan.lefttree, relid, false))
 		return PROBE_FEED_NONE;
 	if (IsA(*inner, Memoize))
 		inner = &(*inner)->lefttree;
-	if (rows == PROBE_ROWS_SHARE && probe_shared_slots() == 0)
+	if (rows == PROBE_ROWS_SHARE && probe_shared_slots(set->probe_shared_memory_kb) == 0)
 		return PROBE_FEED_NONE;
-	if (!pf_make_fed(stmt, inner, feeder))
+	if (!pf_make_fed(stmt, inner, feeder, set))
 		return PROBE_FEED_NONE;
 	return rows == PROBE_ROWS_SHARE ? PROBE_FEED_SHARED : PROBE_FEED_OWN;
 }
@@ -933,7 +933,7 @@ probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
  */
 Plan *
 dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
-					 int *next_id)
+					 int *next_id, const DioPlanSettings *set)
 {
 	Plan	   *outer = nl->join.plan.lefttree;
 	CustomScan *cscan;
@@ -950,7 +950,7 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 	bool		has_sub;
 	ProbeFeed	feed;
 
-	if (!pg_dio_enable_probe_prefetch || !plain || nl->nestParams == NIL ||
+	if (!set->enable_probe_prefetch || !plain || nl->nestParams == NIL ||
 		outer == NULL || !probe_outer_ok(outer, partial))
 		return NULL;
 	if (!probe_inner(stmt, nl->join.plan.righttree, &rti, &indexoid, &index_only,
@@ -1009,7 +1009,7 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 	cscan->flags = 0;
 	cscan->custom_plans = list_make1(outer);
 	feed = probe_feed_inner(stmt, nl, indexoid, index_only, rti,
-							cscan->scan.plan.plan_node_id);
+							cscan->scan.plan.plan_node_id, set);
 	/* the shared images are in the parallel query's DSM (probe_estimate_dsm) */
 	cscan->scan.plan.parallel_aware = (feed == PROBE_FEED_SHARED);
 	cscan->custom_private = list_make4(list_make1(list_make3_oid(indexoid, index_only, rti)),
@@ -1816,7 +1816,7 @@ probe_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 {
 	ProbeState *ps = (ProbeState *) node;
 
-	ps->shared_slots = ps->feed != NULL ? probe_shared_slots() : 0;
+	ps->shared_slots = ps->feed != NULL ? probe_shared_slots(pg_dio_probe_shared_memory_kb) : 0;
 	return dio_feed_shared_size(pcxt->nworkers + 1, ps->shared_slots);
 }
 

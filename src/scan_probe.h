@@ -18,6 +18,8 @@
 #include "access/skey.h"
 #include "utils/relcache.h"
 
+#include "scan_plan.h"
+
 /* where a btree probe starts (scan_probe_leaf.c) */
 typedef struct DioLeafKey DioLeafKey;
 
@@ -28,7 +30,8 @@ extern PGDLLIMPORT int pg_dio_probe_shared_memory_kb;
 
 extern void dio_probe_init(void);
 extern Plan *dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain,
-								  bool partial, int *next_id);
+								  bool partial, int *next_id,
+								  const DioPlanSettings *set);
 extern DioLeafKey *dio_leaf_key_create(Relation index, ScanKey keys, int nkeys);
 extern BlockNumber dio_leaf_find(DioLeafKey *lk, Relation index, Relation heap,
 								 ScanKey keys);
