@@ -105,6 +105,53 @@ ext_debian_source() {
 	return 1
 }
 
+# ext_debian_binary PKG [SUITE...]: unpack Debian's binary package PKG (amd64) of the first SUITE that lists it (unstable, then experimental, by default), fetched with an apt configuration of our own, and print the unpacked tree
+ext_debian_binary() {
+	local pkg=$1 d apt v= deb suite
+	shift
+	d="$(ext_cache_root)/ext-debian-bin"
+	mkdir -p "$d/lists/partial" "$d/cache" "$d/parts" "$d/pkg"
+	printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: unstable experimental\nComponents: main\nArchitectures: amd64\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+		>"$d/parts/debian.sources"
+	apt=(-o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$d/parts" -o Dir::State::Lists="$d/lists"
+		-o Dir::Cache="$d/cache")
+	# the lists at most once an hour; offline, the lists at hand
+	if [ -z "$(find "$d/lists" -maxdepth 1 -name '*Packages*' -mmin -60 2>/dev/null)" ]; then
+		apt-get -q "${apt[@]}" update >"$d/update.log" 2>&1 ||
+			note "apt-get update of Debian's package lists failed (see $d/update.log); using the lists at hand"
+	fi
+	local suites=("$@")
+	[ ${#suites[@]} -gt 0 ] || suites=(unstable experimental)
+	for suite in "${suites[@]}"; do
+		v=$(apt-cache "${apt[@]}" madison "$pkg" 2>/dev/null |
+			awk -F'|' -v s=" $suite/main " 'index($3, s) { gsub(/ /, "", $2); print $2; exit }')
+		[ -n "$v" ] && break
+	done
+	[ -n "$v" ] || { note "Debian lists no package $pkg (${suites[*]})"; return 1; }
+	deb="$d/pkg/${pkg}_${v#*:}_amd64.deb"
+	if [ ! -f "$deb.ok" ]; then
+		(cd "$d/pkg" && apt-get -q "${apt[@]}" download "$pkg=$v") >"$d/pkg/$pkg.log" 2>&1 && [ -f "$deb" ] ||
+			{ note "$pkg $v: not fetched: $(grep -m1 -E '^(Err|E):' "$d/pkg/$pkg.log") (log: $d/pkg/$pkg.log)"; return 1; }
+		rm -rf "$deb.d"
+		dpkg-deb -x "$deb" "$deb.d" || { note "could not unpack $deb"; return 1; }
+		touch "$deb.ok"
+	fi
+	echo "$deb.d"
+}
+
+# ext_install_binary TREE: install the libraries and extension files of an unpacked Debian package for the server's major version into PostgreSQL
+ext_install_binary() {
+	local tree=$1 major f n=0
+	major=$(pg_major "$PGC")
+	for f in "$tree/usr/lib/postgresql/$major/lib"/*.so; do
+		[ -f "$f" ] && install -m 755 "$f" "$("$PGC" --pkglibdir)/" && n=$((n + 1))
+	done
+	for f in "$tree/usr/share/postgresql/$major/extension"/*; do
+		[ -f "$f" ] && install -m 644 "$f" "$("$PGC" --sharedir)/extension/"
+	done
+	[ "$n" -gt 0 ] || { note "$tree holds no library for PostgreSQL $major"; return 1; }
+}
+
 # ext_pg_key: what identifies the PostgreSQL build (pg_config's path, version and configure flags)
 ext_pg_key() {
 	{ echo "$PGC"; "$PGC" --version; "$PGC" --configure; } | sha256sum | cut -c1-16
