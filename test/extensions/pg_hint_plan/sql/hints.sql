@@ -146,3 +146,24 @@ EXPLAIN (COSTS OFF) EXECUTE hp_p(3);
 EXECUTE hp_p(3);
 EXECUTE hp_p(4);
 DEALLOCATE hp_p;
+
+-- the hint table, found by the statement's query ID (which pg_dio's
+-- statistics read too), for any constant
+CREATE EXTENSION pg_hint_plan;
+CREATE FUNCTION hp_query_id(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+  j json;
+BEGIN
+  EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF, FORMAT JSON) ' || q INTO j;
+  RETURN (j->0->>'Query Identifier')::bigint;
+END $$;
+SET compute_query_id = on;
+INSERT INTO hint_plan.hints (query_id, application_name, hints)
+  VALUES (hp_query_id('SELECT count(*), sum(amt) FROM hp_i WHERE o_id = 77'), '', 'SeqScan(hp_i)');
+RESET compute_query_id;
+SET pg_hint_plan.enable_hint_table = on;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(amt) FROM hp_i WHERE o_id = 77;
+SELECT count(*), sum(amt) FROM hp_i WHERE o_id = 78;
+SET pg_hint_plan.enable_hint_table = off;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(amt) FROM hp_i WHERE o_id = 77;
+SELECT count(*), sum(amt) FROM hp_i WHERE o_id = 78;
