@@ -22,7 +22,7 @@
  * visibility map says all-visible, (3) the block is not in shared buffers
  * (a buffer mapping lookup under the partition lock, or, once the scan has
  * made enough lookups, one sweep over the buffer descriptors, see
- * dio_sweep_resident); and its image is used only
+ * ds_sweep_resident); and its image is used only
  * if (4) it passes page verification (PageIsVerified's test, verify.c) and
  * has PD_ALL_VISIBLE (and, without data checksums, the block is still not
  * resident; for a snapshot taken during recovery, its LSN is no newer than
@@ -182,7 +182,7 @@ typedef struct DioSegment
 /*
  * What the node does with the next row of the current page without further
  * ado: nothing (quals or a projection to evaluate, EvalPlanQual), return it
- * (dio_proc_row), or return an empty row (dio_proc_empty; count(*): no
+ * (ds_proc_row), or return an empty row (ds_proc_empty; count(*): no
  * column wanted).
  */
 #define DIO_SHORT_NONE		0
@@ -225,7 +225,7 @@ typedef struct DioScanState
 	uint64		res_lookups;	/* buffer mapping lookups since the reset */
 	uint64		res_sweep_after;	/* lookups before the sweep */
 	BlockNumber res_cap;		/* blocks res_bits has room for */
-	uint64	   *res_bits;		/* see dio_sweep_resident */
+	uint64	   *res_bits;		/* see ds_sweep_resident */
 	bool		post_check;		/* re-check residency after the read */
 	XLogRecPtr	lsn_bound;		/* newest usable image LSN (recovery only) */
 
@@ -280,7 +280,7 @@ typedef struct DioScanState
 } DioScanState;
 
 bool		pg_dio_enable_direct_scan = true;
-/* pg_dio.resident_sweep: see dio_sweep_resident */
+/* pg_dio.resident_sweep: see ds_sweep_resident */
 #define DIO_SWEEP_AUTO	0
 #define DIO_SWEEP_ON	1
 #define DIO_SWEEP_OFF	2
@@ -294,44 +294,44 @@ static const struct config_enum_entry dio_sweep_options[] = {
 };
 int			pg_dio_direct_scan_threshold = 2048;
 
-static void dio_open_stream(DioScanState *st);
-static void dio_close_stream(DioScanState *st);
-static DioScanCounters dio_current_counters(DioScanState *st);
-static Node *dio_create_scan_state(CustomScan *cscan);
-static void dio_begin_scan(CustomScanState *node, EState *estate, int eflags);
-static TupleTableSlot *dio_exec_scan(CustomScanState *node);
-static TupleTableSlot *dio_proc_row(PlanState *ps);
-static TupleTableSlot *dio_proc_empty(PlanState *ps);
-static void dio_end_scan(CustomScanState *node);
-static void dio_rescan(CustomScanState *node);
-static Size dio_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
-static void dio_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
-							   void *coordinate);
-static void dio_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+static void ds_open_stream(DioScanState *st);
+static void ds_close_stream(DioScanState *st);
+static DioScanCounters ds_current_counters(DioScanState *st);
+static Node *ds_create_scan_state(CustomScan *cscan);
+static void ds_begin_scan(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *ds_exec_scan(CustomScanState *node);
+static TupleTableSlot *ds_proc_row(PlanState *ps);
+static TupleTableSlot *ds_proc_empty(PlanState *ps);
+static void ds_end_scan(CustomScanState *node);
+static void ds_rescan(CustomScanState *node);
+static Size ds_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void ds_initialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+							  void *coordinate);
+static void ds_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt,
+								void *coordinate);
+static void ds_initialize_worker(CustomScanState *node, shm_toc *toc,
 								 void *coordinate);
-static void dio_initialize_worker(CustomScanState *node, shm_toc *toc,
-								  void *coordinate);
-static void dio_shutdown_scan(CustomScanState *node);
-static void dio_explain_scan(CustomScanState *node, List *ancestors,
-							 ExplainState *es);
+static void ds_shutdown_scan(CustomScanState *node);
+static void ds_explain_scan(CustomScanState *node, List *ancestors,
+							ExplainState *es);
 
 static const CustomScanMethods dio_scan_methods = {
 	.CustomName = "DirectSeqScan",
-	.CreateCustomScanState = dio_create_scan_state,
+	.CreateCustomScanState = ds_create_scan_state,
 };
 
 static const CustomExecMethods dio_exec_methods = {
 	.CustomName = "DirectSeqScan",
-	.BeginCustomScan = dio_begin_scan,
-	.ExecCustomScan = dio_exec_scan,
-	.EndCustomScan = dio_end_scan,
-	.ReScanCustomScan = dio_rescan,
-	.EstimateDSMCustomScan = dio_estimate_dsm,
-	.InitializeDSMCustomScan = dio_initialize_dsm,
-	.ReInitializeDSMCustomScan = dio_reinitialize_dsm,
-	.InitializeWorkerCustomScan = dio_initialize_worker,
-	.ShutdownCustomScan = dio_shutdown_scan,
-	.ExplainCustomScan = dio_explain_scan,
+	.BeginCustomScan = ds_begin_scan,
+	.ExecCustomScan = ds_exec_scan,
+	.EndCustomScan = ds_end_scan,
+	.ReScanCustomScan = ds_rescan,
+	.EstimateDSMCustomScan = ds_estimate_dsm,
+	.InitializeDSMCustomScan = ds_initialize_dsm,
+	.ReInitializeDSMCustomScan = ds_reinitialize_dsm,
+	.InitializeWorkerCustomScan = ds_initialize_worker,
+	.ShutdownCustomScan = ds_shutdown_scan,
+	.ExplainCustomScan = ds_explain_scan,
 };
 
 /* ======================================================================
@@ -429,7 +429,7 @@ dio_direct_substitute(PlannedStmt *stmt, Plan *plan, bool plain, double fraction
 #define DIO_SWEEP_MAX_BLOCKS ((BlockNumber) 64 * 1024 * 1024)
 
 static void
-dio_sweep_resident(DioScanState *st)
+ds_sweep_resident(DioScanState *st)
 {
 	RelFileLocator rloc = st->rel->rd_locator;
 	BlockNumber nbits = st->nblocks;
@@ -470,7 +470,7 @@ dio_sweep_resident(DioScanState *st)
  * blocks for the bitmap).
  */
 static void
-dio_resident_reset(DioScanState *st)
+ds_resident_reset(DioScanState *st)
 {
 	st->res_swept = false;
 	st->res_lookups = 0;
@@ -489,18 +489,18 @@ dio_resident_reset(DioScanState *st)
 	else
 		st->res_sweep_after = (uint64) NBuffers / DIO_SWEEP_LOOKUP_SHARE;
 	if (st->direct_ok && st->res_sweep_after == 0)
-		dio_sweep_resident(st);
+		ds_sweep_resident(st);
 }
 
 /* Was 'blk' in shared buffers when we looked (the sweep, or now)? */
 static bool
-dio_block_resident_seen(DioScanState *st, BlockNumber blk)
+ds_block_resident_seen(DioScanState *st, BlockNumber blk)
 {
 	if (!st->res_swept)
 	{
 		if (st->res_lookups++ < st->res_sweep_after)
 			return dio_block_resident(st->rel, blk);
-		dio_sweep_resident(st);
+		ds_sweep_resident(st);
 	}
 	if (blk >= st->nblocks)
 		return dio_block_resident(st->rel, blk);
@@ -513,7 +513,7 @@ dio_block_resident_seen(DioScanState *st, BlockNumber blk)
  * workers, off this backend's CPU): direct reads would only be slower.
  */
 static bool
-dio_chunk_os_cached(DioScanState *st, BlockNumber blk)
+ds_chunk_os_cached(DioScanState *st, BlockNumber blk)
 {
 	BlockNumber chunk = blk / DIO_CACHE_CHUNK;
 
@@ -541,7 +541,7 @@ dio_chunk_os_cached(DioScanState *st, BlockNumber blk)
 #define DIO_RESIDENT_SAMPLE 16
 
 static bool
-dio_chunk_resident(DioScanState *st, BlockNumber blk)
+ds_chunk_resident(DioScanState *st, BlockNumber blk)
 {
 	BlockNumber chunk = blk / DIO_CACHE_CHUNK;
 
@@ -552,7 +552,7 @@ dio_chunk_resident(DioScanState *st, BlockNumber blk)
 		int			resident = 0;
 
 		for (BlockNumber b = first; b < end; b++)
-			resident += dio_block_resident_seen(st, b) ? 1 : 0;
+			resident += ds_block_resident_seen(st, b) ? 1 : 0;
 		st->res_chunk = chunk;
 		st->chunk_resident = (resident * 4 >= (int) (end - first) * 3);
 	}
@@ -561,27 +561,27 @@ dio_chunk_resident(DioScanState *st, BlockNumber blk)
 
 /* -1: read directly; otherwise the DioScanReason for the buffer manager */
 static int
-dio_classify(DioScanState *st, BlockNumber blk)
+ds_classify(DioScanState *st, BlockNumber blk)
 {
 	if (!st->direct_ok)
 		return DIO_SR_ISOLATION;
 	if (st->stream == NULL)
 		return DIO_SR_IO;		/* no engine stream to be had */
-	if (dio_chunk_resident(st, blk))
+	if (ds_chunk_resident(st, blk))
 		return DIO_SR_RESIDENT;
 	if (!VM_ALL_VISIBLE(st->rel, blk, &st->vmbuf))
 		return DIO_SR_NOT_ALL_VISIBLE;
 	/* (per chunk, before the buffer mapping lookup each block would cost) */
-	if (pg_dio_os_cache_check && dio_chunk_os_cached(st, blk))
+	if (pg_dio_os_cache_check && ds_chunk_os_cached(st, blk))
 		return DIO_SR_OS_CACHED;
-	if (dio_block_resident_seen(st, blk))
+	if (ds_block_resident_seen(st, blk))
 		return DIO_SR_RESIDENT;
 	return -1;
 }
 
 /* Next block this process scans, in order; InvalidBlockNumber at the end. */
 static BlockNumber
-dio_source_next(DioScanState *st, int *cls)
+ds_source_next(DioScanState *st, int *cls)
 {
 	BlockNumber blk;
 
@@ -614,14 +614,14 @@ dio_source_next(DioScanState *st, int *cls)
 		st->exhausted = true;
 		return blk;
 	}
-	*cls = dio_classify(st, blk);
+	*cls = ds_classify(st, blk);
 	if (*cls >= 0)
 		st->counters.buffered[*cls]++;
 	return blk;
 }
 
 static void
-dio_source_hold(DioScanState *st, BlockNumber blk, int cls)
+ds_source_hold(DioScanState *st, BlockNumber blk, int cls)
 {
 	Assert(st->held_blk == InvalidBlockNumber);
 	st->held_blk = blk;
@@ -633,10 +633,10 @@ dio_source_hold(DioScanState *st, BlockNumber blk, int cls)
  * the direct ones to the engine, until the queue or the engine is full.
  */
 static void
-dio_fill(DioScanState *st)
+ds_fill(DioScanState *st)
 {
 	if (st->stream == NULL && !st->no_stream && !st->exhausted)
-		dio_open_stream(st);
+		ds_open_stream(st);
 
 	while (st->seg_count < DIO_SEGQ_SIZE)
 	{
@@ -650,13 +650,13 @@ dio_fill(DioScanState *st)
 
 		if (st->shared != NULL && st->queued_buffered >= DIO_PARALLEL_BUFFERED_AHEAD)
 			break;
-		first = dio_source_next(st, &cls);
+		first = ds_source_next(st, &cls);
 		direct = (cls < 0);
 		if (first == InvalidBlockNumber)
 			break;
 		if (direct && !dio_stream_can_submit(st->stream))
 		{
-			dio_source_hold(st, first, cls);
+			ds_source_hold(st, first, cls);
 			break;
 		}
 
@@ -673,13 +673,13 @@ dio_fill(DioScanState *st)
 			/* a direct run never crosses a segment file boundary */
 			if (direct && (first + n) % RELSEG_SIZE == 0)
 				break;
-			b = dio_source_next(st, &c2);
+			b = ds_source_next(st, &c2);
 			if (b == InvalidBlockNumber)
 				break;
 			if (b != first + n || (c2 < 0) != direct ||
 				(c2 == DIO_SR_RESIDENT) != (cls == DIO_SR_RESIDENT))
 			{
-				dio_source_hold(st, b, c2);
+				ds_source_hold(st, b, c2);
 				break;
 			}
 			n++;
@@ -709,7 +709,7 @@ dio_fill(DioScanState *st)
  * more are queued).
  */
 static BlockNumber
-dio_buffered_next_block(ReadStream *stream, void *private, void *per_buffer_data)
+ds_buffered_next_block(ReadStream *stream, void *private, void *per_buffer_data)
 {
 	DioScanState *st = (DioScanState *) private;
 
@@ -732,7 +732,7 @@ dio_buffered_next_block(ReadStream *stream, void *private, void *per_buffer_data
 
 /* The next buffer of the buffered read stream, which must hold 'blk'. */
 static Buffer
-dio_buffered_next_buffer(DioScanState *st, BlockNumber blk)
+ds_buffered_next_buffer(DioScanState *st, BlockNumber blk)
 {
 	Buffer		buf;
 
@@ -741,7 +741,7 @@ dio_buffered_next_buffer(DioScanState *st, BlockNumber blk)
 		st->bstream = read_stream_begin_relation(READ_STREAM_SEQUENTIAL | READ_STREAM_USE_BATCHING,
 												 st->bstrategy,
 												 st->rel, MAIN_FORKNUM,
-												 dio_buffered_next_block, st, 0);
+												 ds_buffered_next_block, st, 0);
 		dio_read_stream_enable_stats(st->bstream, &st->bstats);
 	}
 	buf = read_stream_next_buffer(st->bstream, NULL);
@@ -761,7 +761,7 @@ dio_buffered_next_buffer(DioScanState *st, BlockNumber blk)
  * serializable checks to make): every normal line pointer.
  */
 static void
-dio_page_all_visible_tuples(DioScanState *st, Page page)
+ds_page_all_visible_tuples(DioScanState *st, Page page)
 {
 	OffsetNumber maxoff = PageGetMaxOffsetNumber(page);
 
@@ -777,7 +777,7 @@ dio_page_all_visible_tuples(DioScanState *st, Page page)
  * pin is held.  'resident': it was found in shared buffers, not read now.
  */
 static void
-dio_buffered_page(DioScanState *st, Buffer buf, bool resident)
+ds_buffered_page(DioScanState *st, Buffer buf, bool resident)
 {
 	Page		page;
 	OffsetNumber maxoff;
@@ -793,7 +793,7 @@ dio_buffered_page(DioScanState *st, Buffer buf, bool resident)
 	if (all_visible && !st->check_serializable)
 	{
 		/* nothing to check */
-		dio_page_all_visible_tuples(st, page);
+		ds_page_all_visible_tuples(st, page);
 		maxoff = InvalidOffsetNumber;	/* skip the loop below */
 	}
 	for (OffsetNumber off = FirstOffsetNumber; off <= maxoff; off++)
@@ -824,7 +824,7 @@ dio_buffered_page(DioScanState *st, Buffer buf, bool resident)
 
 /* Done with the current buffered page. */
 static void
-dio_buffered_release(DioScanState *st)
+ds_buffered_release(DioScanState *st)
 {
 	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
 	ReleaseBuffer(st->cur_buf);
@@ -835,7 +835,7 @@ dio_buffered_release(DioScanState *st)
 
 /* The current run is used up: count it and give its memory back. */
 static void
-dio_release_run(DioScanState *st)
+ds_release_run(DioScanState *st)
 {
 	ExecClearTuple(st->css.ss.ss_ScanTupleSlot);
 	dio_stats_count_blocks(st->run_direct, DIO_FB_VERIFY, st->run_verify);
@@ -857,7 +857,7 @@ dio_release_run(DioScanState *st)
  * per row.  A slot an upper node materialized owns a copy: clear it properly.
  */
 static inline TupleTableSlot *
-dio_store_tuple(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
+ds_store_tuple(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
 {
 	HeapTupleTableSlot *hslot = (HeapTupleTableSlot *) slot;
 
@@ -878,7 +878,7 @@ dio_store_tuple(DioScanState *st, TupleTableSlot *slot, OffsetNumber off)
  * used, as st->row_prefetch says.  st->vis_idx is the next row's.
  */
 static pg_attribute_always_inline void
-dio_prefetch_next_row(DioScanState *st)
+ds_prefetch_next_row(DioScanState *st)
 {
 	if (st->row_prefetch == DIO_RP_HEADER && st->vis_idx < st->nvis)
 		dio_cpu_prefetch(PageGetItem(st->page, PageGetItemId(st->page, st->vis[st->vis_idx])));
@@ -901,13 +901,13 @@ dio_prefetch_next_row(DioScanState *st)
  * st->tuple is what a heap-tuple scan slot points to.
  */
 static pg_attribute_always_inline TupleTableSlot *
-dio_emit_row(DioScanState *st, TupleTableSlot *slot)
+ds_emit_row(DioScanState *st, TupleTableSlot *slot)
 {
 	OffsetNumber off = st->vis[st->vis_idx++];
 	ItemId		lp = PageGetItemId(st->page, off);
 	HeapTupleHeader tup = (HeapTupleHeader) PageGetItem(st->page, lp);
 
-	dio_prefetch_next_row(st);
+	ds_prefetch_next_row(st);
 	pgstat_count_heap_getnext(st->rel);
 	if (st->narrow)
 	{
@@ -919,24 +919,24 @@ dio_emit_row(DioScanState *st, TupleTableSlot *slot)
 	st->tuple.t_data = tup;
 	st->tuple.t_len = ItemIdGetLength(lp);
 	ItemPointerSet(&st->tuple.t_self, st->page_blk, off);
-	return dio_store_tuple(st, slot, off);
+	return ds_store_tuple(st, slot, off);
 }
 
-static pg_noinline TupleTableSlot *dio_scan_next_page(DioScanState *st,
-													  TupleTableSlot *slot);
+static pg_noinline TupleTableSlot *ds_scan_next_page(DioScanState *st,
+													 TupleTableSlot *slot);
 
 /*
  * The next row (the scan's access method).  Rows of the current page take
  * the short way; the page loop, with all its state, runs once per page.
  */
 static inline TupleTableSlot *
-dio_scan_next(ScanState *ss)
+ds_scan_next(ScanState *ss)
 {
 	DioScanState *st = (DioScanState *) ss;
 
 	if (likely(st->vis_idx < st->nvis))
-		return dio_emit_row(st, ss->ss_ScanTupleSlot);
-	return dio_scan_next_page(st, ss->ss_ScanTupleSlot);
+		return ds_emit_row(st, ss->ss_ScanTupleSlot);
+	return ds_scan_next_page(st, ss->ss_ScanTupleSlot);
 }
 
 /*
@@ -945,7 +945,7 @@ dio_scan_next(ScanState *ss)
  * block is read again through the buffer manager.
  */
 static void
-dio_run_next_page(DioScanState *st)
+ds_run_next_page(DioScanState *st)
 {
 	int			i = st->page_idx++;
 	BlockNumber blk = st->run.first + i;
@@ -960,7 +960,7 @@ dio_run_next_page(DioScanState *st)
 		st->vis_idx = 0;
 		/* its checksum, if any, has just read all of it */
 		st->row_prefetch = st->post_check ? DIO_RP_ROWS : DIO_RP_NONE;
-		dio_page_all_visible_tuples(st, page);
+		ds_page_all_visible_tuples(st, page);
 		return;
 	}
 	if (i < st->run.nvalid)
@@ -979,12 +979,12 @@ dio_run_next_page(DioScanState *st)
  * False at the end of the scan.
  */
 static bool
-dio_next_segment(DioScanState *st)
+ds_next_segment(DioScanState *st)
 {
 	DioSegment	seg;
 	uint32		ahead;
 
-	dio_fill(st);
+	ds_fill(st);
 	if (st->seg_count == 0)
 		return false;
 	seg = st->segq[st->seg_first % DIO_SEGQ_SIZE];
@@ -1021,15 +1021,15 @@ dio_next_segment(DioScanState *st)
 
 /* Move on to the next page with a row and return that row, or end the scan. */
 static pg_noinline TupleTableSlot *
-dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
+ds_scan_next_page(DioScanState *st, TupleTableSlot *slot)
 {
 	for (;;)
 	{
 		/* 1. the rest of the current page */
 		if (st->vis_idx < st->nvis)
-			return dio_emit_row(st, slot);
+			return ds_emit_row(st, slot);
 		if (st->cur_buf != InvalidBuffer)
-			dio_buffered_release(st);
+			ds_buffered_release(st);
 		st->page = NULL;
 		st->nvis = st->vis_idx = 0;
 
@@ -1042,7 +1042,7 @@ dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
 												 RBM_NORMAL, st->bstrategy);
 
 			st->single_blk = InvalidBlockNumber;
-			dio_buffered_page(st, buf, false);
+			ds_buffered_page(st, buf, false);
 			continue;
 		}
 
@@ -1053,8 +1053,8 @@ dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
 			{
 				BlockNumber blk = st->bseg_next++;
 
-				dio_buffered_page(st, dio_buffered_next_buffer(st, blk),
-								  st->segq[st->seg_first % DIO_SEGQ_SIZE].resident);
+				ds_buffered_page(st, ds_buffered_next_buffer(st, blk),
+								 st->segq[st->seg_first % DIO_SEGQ_SIZE].resident);
 				continue;
 			}
 			st->buffered_active = false;
@@ -1068,23 +1068,23 @@ dio_scan_next_page(DioScanState *st, TupleTableSlot *slot)
 		{
 			if (st->page_idx < st->run.nblocks)
 			{
-				dio_run_next_page(st);
+				ds_run_next_page(st);
 				continue;
 			}
-			dio_release_run(st);
+			ds_release_run(st);
 		}
 
 		/* 4. the next segment */
-		if (!dio_next_segment(st))
+		if (!ds_next_segment(st))
 		{
-			dio_close_stream(st);
+			ds_close_stream(st);
 			return ExecClearTuple(slot);
 		}
 	}
 }
 
 static bool
-dio_scan_recheck(ScanState *ss, TupleTableSlot *slot)
+ds_scan_recheck(ScanState *ss, TupleTableSlot *slot)
 {
 	return true;
 }
@@ -1094,7 +1094,7 @@ dio_scan_recheck(ScanState *ss, TupleTableSlot *slot)
  * ====================================================================== */
 
 static Node *
-dio_create_scan_state(CustomScan *cscan)
+ds_create_scan_state(CustomScan *cscan)
 {
 	DioScanState *st = palloc0(sizeof(DioScanState));
 
@@ -1107,10 +1107,10 @@ dio_create_scan_state(CustomScan *cscan)
 
 /* Reset the scan position (first fetch, rescan). */
 static void
-dio_scan_reset(DioScanState *st)
+ds_scan_reset(DioScanState *st)
 {
 	if (st->cur_buf != InvalidBuffer)
-		dio_buffered_release(st);
+		ds_buffered_release(st);
 	st->page = NULL;
 	st->nvis = st->vis_idx = 0;
 	if (st->bstream != NULL)
@@ -1128,7 +1128,7 @@ dio_scan_reset(DioScanState *st)
 	st->pwork_ready = false;
 	st->cache_chunk = InvalidBlockNumber;
 	st->res_chunk = InvalidBlockNumber;
-	dio_resident_reset(st);
+	ds_resident_reset(st);
 }
 
 /*
@@ -1141,7 +1141,7 @@ dio_scan_reset(DioScanState *st)
  * no worker could be launched keeps its share too.
  */
 static int
-dio_stream_depth(DioScanState *st)
+ds_stream_depth(DioScanState *st)
 {
 	int			participants;
 
@@ -1160,7 +1160,7 @@ dio_stream_depth(DioScanState *st)
  * partitions holds one at a time.
  */
 static void
-dio_open_stream(DioScanState *st)
+ds_open_stream(DioScanState *st)
 {
 	Assert(st->stream == NULL);
 	if (!dio_stream_slot_free())
@@ -1168,41 +1168,41 @@ dio_open_stream(DioScanState *st)
 		st->no_stream = true;	/* every block goes buffered */
 		return;
 	}
-	st->stream = dio_stream_begin(st->rel, MAIN_FORKNUM, dio_stream_depth(st));
+	st->stream = dio_stream_begin(st->rel, MAIN_FORKNUM, ds_stream_depth(st));
 	st->max_run = dio_stream_max_blocks(st->stream);
 	st->counters.pf_capacity = Max(st->counters.pf_capacity,
-								   (uint32) (dio_stream_depth(st) * st->max_run));
+								   (uint32) (ds_stream_depth(st) * st->max_run));
 	if (st->bulkread)
 		dio_stream_set_io_context(st->stream, IOCONTEXT_BULKREAD);
 }
 
 static void
-dio_close_stream(DioScanState *st)
+ds_close_stream(DioScanState *st)
 {
 	if (st->have_run)
-		dio_release_run(st);
+		ds_release_run(st);
 	if (st->stream == NULL)
 		return;
-	st->counters = dio_current_counters(st);	/* keep the stream's waits */
+	st->counters = ds_current_counters(st);	/* keep the stream's waits */
 	dio_stream_end(st->stream);
 	st->stream = NULL;
 }
 
 /* First fetch. */
 static void
-dio_scan_open(DioScanState *st)
+ds_scan_open(DioScanState *st)
 {
 	/* a bulk-read ring where core's heap scan would use one (heapam's initscan) */
 	st->bulkread = RelationGetNumberOfBlocks(st->rel) > (BlockNumber) NBuffers / 4;
 	st->bstrategy = st->bulkread ? GetAccessStrategy(BAS_BULKREAD) : NULL;
 	st->check_serializable = CheckForSerializableConflictOutNeeded(st->rel, st->snapshot);
 	pgstat_count_heap_scan(st->rel);
-	dio_scan_reset(st);
+	ds_scan_reset(st);
 	st->opened = true;
 }
 
 static void
-dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
+ds_begin_scan(CustomScanState *node, EState *estate, int eflags)
 {
 	DioScanState *st = (DioScanState *) node;
 
@@ -1231,15 +1231,15 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
 	 * Where a page's rows go straight out, the node's ExecProcNode is one of
 	 * our own fronts instead of ExecCustomScan, which would only check for
 	 * interrupts (the page loop does that once per page) and call
-	 * dio_exec_scan, which then only takes over at the end of each page.
+	 * ds_exec_scan, which then only takes over at the end of each page.
 	 * ExecInitCustomScan calls us after it has set
 	 * ExecProcNode and before ExecInitNode wraps it (ExecSetExecProcNode),
 	 * so the wrapping, instrumentation included, sees ours.
 	 */
 	if (st->short_way == DIO_SHORT_ROW)
-		node->ss.ps.ExecProcNode = dio_proc_row;
+		node->ss.ps.ExecProcNode = ds_proc_row;
 	else if (st->short_way == DIO_SHORT_EMPTY)
-		node->ss.ps.ExecProcNode = dio_proc_empty;
+		node->ss.ps.ExecProcNode = ds_proc_empty;
 
 	if (st->narrow)
 		dio_narrow_init(&st->narrow_map, RelationGetDescr(st->rel),
@@ -1266,7 +1266,7 @@ dio_begin_scan(CustomScanState *node, EState *estate, int eflags)
  * empty virtual tuple from the first row to the last.
  */
 static pg_attribute_always_inline TupleTableSlot *
-dio_emit_empty_row(DioScanState *st)
+ds_emit_empty_row(DioScanState *st)
 {
 	TupleTableSlot *res = st->css.ss.ps.ps_ResultTupleSlot;
 
@@ -1278,16 +1278,16 @@ dio_emit_empty_row(DioScanState *st)
 }
 
 static TupleTableSlot *
-dio_next_empty_row(DioScanState *st)
+ds_next_empty_row(DioScanState *st)
 {
 	TupleTableSlot *res = st->css.ss.ps.ps_ResultTupleSlot;
 
 	if (st->vis_idx < st->nvis)
-		return dio_emit_empty_row(st);
+		return ds_emit_empty_row(st);
 
 	/* the next page: its first row (TupIsNull evaluates twice) */
 	{
-		TupleTableSlot *slot = dio_scan_next(&st->css.ss);
+		TupleTableSlot *slot = ds_scan_next(&st->css.ss);
 
 		if (TupIsNull(slot))
 			return ExecClearTuple(res);
@@ -1303,7 +1303,7 @@ dio_next_empty_row(DioScanState *st)
  * combination of qual and projection, with our access method inlined.
  */
 static pg_noinline TupleTableSlot *
-dio_exec_scan(CustomScanState *node)
+ds_exec_scan(CustomScanState *node)
 {
 	DioScanState *st = (DioScanState *) node;
 	EPQState   *epq = node->ss.ps.state->es_epq_active;
@@ -1311,7 +1311,7 @@ dio_exec_scan(CustomScanState *node)
 	ProjectionInfo *proj = node->ss.ps.ps_ProjInfo;
 
 	if (!st->opened)
-		dio_scan_open(st);
+		ds_scan_open(st);
 
 	/*
 	 * With nothing to evaluate, rows go straight out: ExecScanExtended would
@@ -1319,9 +1319,9 @@ dio_exec_scan(CustomScanState *node)
 	 * in, and check for interrupts, which the page loop does per page.
 	 */
 	if (st->short_way == DIO_SHORT_ROW)
-		return dio_scan_next(&node->ss);
+		return ds_scan_next(&node->ss);
 	if (qual == NULL && proj == NULL)
-		return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, NULL, NULL);
+		return ExecScanExtended(&node->ss, ds_scan_next, ds_scan_recheck, epq, NULL, NULL);
 
 	/*
 	 * No column wanted at all (count(*)): core's SeqScan gets a physical
@@ -1330,11 +1330,11 @@ dio_exec_scan(CustomScanState *node)
 	 * projection.
 	 */
 	if (st->empty_tlist && qual == NULL)
-		return dio_next_empty_row(st);
+		return ds_next_empty_row(st);
 	if (st->empty_tlist)
 	{
 		TupleTableSlot *res = node->ss.ps.ps_ResultTupleSlot;
-		TupleTableSlot *slot = ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck,
+		TupleTableSlot *slot = ExecScanExtended(&node->ss, ds_scan_next, ds_scan_recheck,
 												epq, qual, NULL);
 
 		ExecClearTuple(res);
@@ -1343,23 +1343,23 @@ dio_exec_scan(CustomScanState *node)
 		return ExecStoreVirtualTuple(res);
 	}
 	if (proj == NULL)
-		return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, qual, NULL);
+		return ExecScanExtended(&node->ss, ds_scan_next, ds_scan_recheck, epq, qual, NULL);
 	if (qual == NULL)
-		return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, NULL, proj);
-	return ExecScanExtended(&node->ss, dio_scan_next, dio_scan_recheck, epq, qual, proj);
+		return ExecScanExtended(&node->ss, ds_scan_next, ds_scan_recheck, epq, NULL, proj);
+	return ExecScanExtended(&node->ss, ds_scan_next, ds_scan_recheck, epq, qual, proj);
 }
 
 /*
- * The fronts that replace ExecCustomScan (see dio_begin_scan).
+ * The fronts that replace ExecCustomScan (see ds_begin_scan).
  *
  * A narrow row without nulls, into a slot that needs no clearing, of a
  * relation whose statistics entry is set up, goes out through code that calls
  * nothing, so it needs no stack frame (callee-saved registers pushed and
  * popped on every row); any other row, and the next page, through
- * dio_exec_scan.
+ * ds_exec_scan.
  */
 static TupleTableSlot *
-dio_proc_row(PlanState *ps)
+ds_proc_row(PlanState *ps)
 {
 	DioScanState *st = (DioScanState *) ps;
 	TupleTableSlot *slot = st->css.ss.ss_ScanTupleSlot;
@@ -1374,7 +1374,7 @@ dio_proc_row(PlanState *ps)
 		if (likely(dio_narrow_fixed_ok(&st->narrow_map, tup)))
 		{
 			st->vis_idx++;
-			dio_prefetch_next_row(st);
+			ds_prefetch_next_row(st);
 			st->rel->pgstat_info->counts.tuples_returned++;	/* as pgstat_count_heap_getnext */
 			dio_narrow_store_fixed(&st->narrow_map, tup, slot);
 			ItemPointerSet(&slot->tts_tid, st->page_blk, off);
@@ -1382,21 +1382,21 @@ dio_proc_row(PlanState *ps)
 			return slot;
 		}
 	}
-	return dio_exec_scan(&st->css);
+	return ds_exec_scan(&st->css);
 }
 
 static TupleTableSlot *
-dio_proc_empty(PlanState *ps)
+ds_proc_empty(PlanState *ps)
 {
 	DioScanState *st = (DioScanState *) ps;
 
 	if (likely(st->vis_idx < st->nvis))
-		return dio_emit_empty_row(st);
-	return dio_exec_scan(&st->css);
+		return ds_emit_empty_row(st);
+	return ds_exec_scan(&st->css);
 }
 
 static void
-dio_end_scan(CustomScanState *node)
+ds_end_scan(CustomScanState *node)
 {
 	DioScanState *st = (DioScanState *) node;
 
@@ -1407,9 +1407,9 @@ dio_end_scan(CustomScanState *node)
 
 	if (!st->started)
 		return;
-	dio_close_stream(st);
+	ds_close_stream(st);
 	if (st->cur_buf != InvalidBuffer)
-		dio_buffered_release(st);
+		ds_buffered_release(st);
 	if (st->bstream != NULL)
 		read_stream_end(st->bstream);
 	st->bstream = NULL;
@@ -1423,30 +1423,30 @@ dio_end_scan(CustomScanState *node)
 }
 
 static void
-dio_rescan(CustomScanState *node)
+ds_rescan(CustomScanState *node)
 {
 	DioScanState *st = (DioScanState *) node;
 
 	if (!st->started)
 		return;
 	/* reads queued for the old position are cancelled and dropped */
-	dio_close_stream(st);
+	ds_close_stream(st);
 	if (st->opened)
-		dio_scan_reset(st);
+		ds_scan_reset(st);
 	ExecScanReScan(&node->ss);
 }
 
 /* ---------- parallel ---------- */
 
 static Size
-dio_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+ds_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 {
 	return add_size(offsetof(DioScanShared, workers),
 					mul_size(pcxt->nworkers, sizeof(DioScanCounters)));
 }
 
 static void
-dio_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+ds_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
 	DioScanState *st = (DioScanState *) node;
 	DioScanShared *shared = (DioScanShared *) coordinate;
@@ -1459,7 +1459,7 @@ dio_initialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinat
 }
 
 static void
-dio_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+ds_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
 	DioScanState *st = (DioScanState *) node;
 	DioScanShared *shared = (DioScanShared *) coordinate;
@@ -1469,7 +1469,7 @@ dio_reinitialize_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordin
 }
 
 static void
-dio_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+ds_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 {
 	DioScanState *st = (DioScanState *) node;
 
@@ -1478,7 +1478,7 @@ dio_initialize_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 }
 
 static void
-dio_counters_add(DioScanCounters *dst, const DioScanCounters *src)
+ds_counters_add(DioScanCounters *dst, const DioScanCounters *src)
 {
 	dst->direct_blocks += src->direct_blocks;
 	dst->reads += src->reads;
@@ -1508,7 +1508,7 @@ dio_counters_add(DioScanCounters *dst, const DioScanCounters *src)
 
 /* Snapshot of this process's counters, including waits so far. */
 static DioScanCounters
-dio_current_counters(DioScanState *st)
+ds_current_counters(DioScanState *st)
 {
 	DioScanCounters c = st->counters;
 
@@ -1531,7 +1531,7 @@ dio_current_counters(DioScanState *st)
 }
 
 static void
-dio_shutdown_scan(CustomScanState *node)
+ds_shutdown_scan(CustomScanState *node)
 {
 	DioScanState *st = (DioScanState *) node;
 
@@ -1540,7 +1540,7 @@ dio_shutdown_scan(CustomScanState *node)
 	if (IsParallelWorker())
 	{
 		if (ParallelWorkerNumber >= 0 && ParallelWorkerNumber < st->shared->nworkers)
-			st->shared->workers[ParallelWorkerNumber] = dio_current_counters(st);
+			st->shared->workers[ParallelWorkerNumber] = ds_current_counters(st);
 		return;
 	}
 	/* leader: the DSM goes away before EXPLAIN prints */
@@ -1550,14 +1550,14 @@ dio_shutdown_scan(CustomScanState *node)
 	for (int i = 0; i < st->nworkers_copied; i++)
 	{
 		st->worker_copy[i] = st->shared->workers[i];
-		dio_counters_add(&st->workers_sum, &st->worker_copy[i]);
+		ds_counters_add(&st->workers_sum, &st->worker_copy[i]);
 	}
 }
 
 /* ---------- EXPLAIN ---------- */
 
 static void
-dio_explain_counters(const DioScanCounters *c, ExplainState *es)
+ds_explain_counters(const DioScanCounters *c, ExplainState *es)
 {
 	uint64		buffered = 0;
 
@@ -1605,15 +1605,15 @@ dio_explain_counters(const DioScanCounters *c, ExplainState *es)
 }
 
 static void
-dio_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
+ds_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	DioScanState *st = (DioScanState *) node;
 	DioScanCounters total;
 
 	if (!es->analyze)
 		return;
-	total = dio_current_counters(st);
-	dio_counters_add(&total, &st->workers_sum);
+	total = ds_current_counters(st);
+	ds_counters_add(&total, &st->workers_sum);
 	if (dio_explain_io(es))
 	{
 		/* as core's EXPLAIN (IO) of a Seq Scan: direct and buffered reads */
@@ -1630,7 +1630,7 @@ dio_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 		io.io_in_progress += total.inflight_sum;
 		dio_explain_io_stats(es, &io);
 	}
-	dio_explain_counters(&total, es);
+	ds_explain_counters(&total, es);
 
 	if (es->verbose && st->worker_copy != NULL)
 	{
@@ -1641,7 +1641,7 @@ dio_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 				ExplainIndentText(es);
 				appendStringInfo(es->str, "Worker %d:\n", i);
 				es->indent++;
-				dio_explain_counters(&st->worker_copy[i], es);
+				ds_explain_counters(&st->worker_copy[i], es);
 				es->indent--;
 			}
 			else
@@ -1650,7 +1650,7 @@ dio_explain_scan(CustomScanState *node, List *ancestors, ExplainState *es)
 
 				snprintf(label, sizeof(label), "Worker %d", i);
 				ExplainOpenGroup(label, label, true, es);
-				dio_explain_counters(&st->worker_copy[i], es);
+				ds_explain_counters(&st->worker_copy[i], es);
 				ExplainCloseGroup(label, label, true, es);
 			}
 		}
