@@ -316,6 +316,15 @@ SELECT dio_plan('SELECT * FROM ds_temp');
 SET pg_dio.enable_direct_scan = off;
 SELECT dio_plan('SELECT * FROM ds');
 RESET pg_dio.enable_direct_scan;
+-- the settings a statement is planned under decide its plan, not those of a
+-- statement planned while it is (a function folded to a constant, which
+-- sets its own): the settings are read where core finishes planning
+CREATE FUNCTION ds_nested_count() RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE SET pg_dio.enable_direct_scan = off AS $$
+BEGIN
+    RETURN (SELECT count(*) FROM ds_small);
+END $$;
+SELECT dio_plan('SELECT * FROM ds WHERE id > ds_nested_count()');
 RESET pg_dio.direct_scan_threshold;		-- default: 2048 blocks (16 MB)
 SELECT dio_plan('SELECT * FROM ds');
 -- under a Limit, what counts is the part of the table the planner expects
