@@ -459,7 +459,7 @@ dio_planner(DIO_PLANNER_PARAMS)
 	else
 		stmt = standard_planner(DIO_PLANNER_ARGS);
 
-	/* a planner below that planned without core's: the settings as they are */
+	/* as core planned; where nothing below reached core's planner, as they are */
 	if (dio_seen_count != seen)
 		set = dio_seen_settings;
 	else
