@@ -11,11 +11,18 @@ SELECT setting::int * 1024 / current_setting('block_size')::int AS per_read
 
 CREATE TEMP TABLE s0 AS SELECT * FROM pg_dio_backend_stats(pg_backend_pid());
 
+-- The first fallback of each kind in a process is logged, once: shown here
+-- with client_min_messages = log.
+SET client_min_messages = log;
+
 -- EIO on every read: all blocks fall back, each read counted as an error
+-- (terse: the detail names the segment file)
 SET pg_dio.inject_fault = 'eio';
+\set VERBOSITY terse
 SELECT blocks = :nblocks AS all_blocks, direct_blocks, fallback_blocks = blocks AS all_fallback,
        fallback_reasons = jsonb_build_object('io_error', :nblocks) AS reason, checksum_failures
   FROM pg_dio_read('dio_t');
+\set VERBOSITY default
 SELECT a.errors - b.errors = ceil(:nblocks / :per_read::numeric) AS errors_counted,
        a.fallback_io_error - b.fallback_io_error = :nblocks AS fallback_counted,
        a.blocks_direct - b.blocks_direct AS direct
@@ -59,6 +66,15 @@ SELECT a.fallback_no_uring - b.fallback_no_uring = :nblocks AS no_uring,
        a.reads_submitted = a.reads_completed AS all_reaped,
        a.reads_in_flight
   FROM pg_dio_backend_stats(pg_backend_pid()) a, s0 b;
+
+-- the same faults again: counted, not logged again
+SET pg_dio.inject_fault = 'eio';
+SELECT fallback_blocks = blocks AS all_fallback FROM pg_dio_read('dio_t');
+SET pg_dio.inject_fault = 'ring_setup';
+SELECT fallback_blocks = blocks AS all_fallback FROM pg_dio_read('dio_t');
+SET pg_dio.inject_fault = 'odirect_einval';
+SELECT fallback_blocks = blocks AS all_fallback FROM pg_dio_read('dio_t');
+RESET client_min_messages;
 
 -- and the engine is fine afterwards
 RESET pg_dio.inject_fault;

@@ -77,7 +77,6 @@ extern void dio_stream_wait_stats(DioStream *s, uint64 *waits, uint64 *wait_us);
 extern void dio_stream_inflight_stats(DioStream *s, uint64 *issued,
 									  uint64 *inflight_sum);
 extern void dio_stream_end(DioStream *s);
-extern void dio_note_fallback(DioFallback reason, const char *detail);
 extern void dio_segment_path(RelFileLocator locator, ForkNumber fork,
 							 BlockNumber segno, char *buf);
 

@@ -302,19 +302,38 @@ dio_stream_datum(DioStream *s)
 static void dio_stream_teardown(DioStream *s);
 
 /*
- * Say once per process why blocks are being read through the buffer manager.
+ * True only the first time in this process that blocks fall back to the
+ * buffer manager for 'reason': that one is logged, the later ones counted.
  */
-void
-dio_note_fallback(DioFallback reason, const char *detail)
+static bool
+dio_fallback_first(DioFallback reason)
 {
 	if (dio_fallback_logged[reason])
-		return;
+		return false;
 	dio_fallback_logged[reason] = true;
-	ereport(LOG,
-			(errmsg("direct reads are not possible, reading through the buffer manager instead"),
-			 errdetail_internal("%s. Further fallbacks of this kind (%s) in this process are counted, not logged.",
-								detail, dio_fallback_names[reason])));
+	return true;
 }
+
+static int
+dio_errmsg_fallback(void)
+{
+	return errmsg("direct reads are not possible, reading through the buffer manager instead");
+}
+
+static int
+dio_errhint_fallback(DioFallback reason)
+{
+	return errhint("Later fallbacks of this kind (%s) in this process are counted in pg_stat_aio_backends, not logged.",
+				   dio_fallback_names[reason]);
+}
+
+/* LOG the first fallback for 'reason' in this process; detail is errdetail() */
+#define dio_log_fallback(reason, detail) \
+	do { \
+		if (dio_fallback_first(reason)) \
+			ereport(LOG, (dio_errmsg_fallback(), (detail), \
+						  dio_errhint_fallback(reason))); \
+	} while (0)
 
 static void
 dio_engine_init(void)
@@ -377,14 +396,13 @@ dio_ring_ensure(void)
 	}
 
 	dio_ring_state = -1;
-	{
-		char		msg[256];
-
-		snprintf(msg, sizeof(msg), "io_uring is unavailable (%s)%s",
-				 strerror(-ret),
-				 ret == -EPERM ? ", see /proc/sys/kernel/io_uring_disabled" : "");
-		dio_note_fallback(DIO_FB_NO_URING, msg);
-	}
+	errno = -ret;
+	if (ret == -EPERM)
+		dio_log_fallback(DIO_FB_NO_URING,
+						 errdetail("Could not create an io_uring ring: %m. /proc/sys/kernel/io_uring_disabled may forbid it."));
+	else
+		dio_log_fallback(DIO_FB_NO_URING,
+						 errdetail("Could not create an io_uring ring: %m."));
 	return false;
 }
 
@@ -622,14 +640,11 @@ dio_stream_prepare(DioStream *s)
 		fit = Min(s->nreqs, dio_reqs_fitting(dio_io_mem_budget(), req_bytes));
 	if (fit == 0)
 	{
-		char		msg[128];
-
-		snprintf(msg, sizeof(msg),
-				 "\"pg_dio.max_io_memory\" (%d kB) is taken by other read streams of this process",
-				 pg_dio_max_io_memory_kb);
 		s->unusable = true;
 		s->unusable_reason = DIO_FB_NO_MEMORY;
-		dio_note_fallback(DIO_FB_NO_MEMORY, msg);
+		dio_log_fallback(DIO_FB_NO_MEMORY,
+						 errdetail("\"pg_dio.max_io_memory\" (%d kB) is taken by other read streams of this process.",
+								   pg_dio_max_io_memory_kb));
 		return;
 	}
 
@@ -650,7 +665,8 @@ dio_stream_prepare(DioStream *s)
 	{
 		s->unusable = true;
 		s->unusable_reason = DIO_FB_IO_ERROR;
-		dio_note_fallback(DIO_FB_IO_ERROR, "could not allocate I/O buffers");
+		dio_log_fallback(DIO_FB_IO_ERROR,
+						 errdetail("Could not map memory for I/O buffers."));
 		return;
 	}
 
@@ -719,7 +735,8 @@ dio_stream_begin(Relation rel, ForkNumber fork, int depth)
 		s->unusable = true;
 		s->unusable_reason = DIO_FB_NO_URING;
 		s->prepared = true;
-		dio_note_fallback(DIO_FB_NO_URING, "io_uring setup failed (injected fault)");
+		dio_log_fallback(DIO_FB_NO_URING,
+						 errdetail("io_uring setup failed (injected fault)."));
 	}
 
 	s->in_use = true;
@@ -784,8 +801,9 @@ dio_flush(void)
 	{
 		/* the SQEs may or may not have been consumed: we cannot know */
 		dio_broken = true;
+		errno = -ret;
 		ereport(LOG,
-				(errmsg("could not submit direct reads: %s", strerror(-ret)),
+				(errmsg("could not submit direct reads: %m"),
 				 errdetail("Direct reads are disabled in this process.")));
 	}
 	dio_sq_pending = 0;
@@ -907,7 +925,8 @@ dio_stream_segfd(DioStream *s, BlockNumber segno, DioFallback *reason)
 	{
 		*reason = DIO_FB_NO_ODIRECT;
 		if (!s->odirect_refused)
-			dio_note_fallback(DIO_FB_NO_ODIRECT, "O_DIRECT refused (injected fault)");
+			dio_log_fallback(DIO_FB_NO_ODIRECT,
+							 errdetail("O_DIRECT was refused (injected fault)."));
 		s->odirect_refused = true;
 		return -1;
 	}
@@ -916,7 +935,8 @@ dio_stream_segfd(DioStream *s, BlockNumber segno, DioFallback *reason)
 	if (victim < 0)
 	{
 		*reason = DIO_FB_NO_FD;
-		dio_note_fallback(DIO_FB_NO_FD, "too many segment files with reads in flight");
+		dio_log_fallback(DIO_FB_NO_FD,
+						 errdetail("Too many segment files have reads in flight."));
 		return -1;
 	}
 	s->fds[victim].pending = 0;
@@ -924,7 +944,8 @@ dio_stream_segfd(DioStream *s, BlockNumber segno, DioFallback *reason)
 	if (!AcquireExternalFD())
 	{
 		*reason = DIO_FB_NO_FD;
-		dio_note_fallback(DIO_FB_NO_FD, "out of file descriptors");
+		dio_log_fallback(DIO_FB_NO_FD,
+						 errdetail("No file descriptor is free for a segment file."));
 		return -1;
 	}
 
@@ -934,23 +955,23 @@ dio_stream_segfd(DioStream *s, BlockNumber segno, DioFallback *reason)
 	if (fd < 0)
 	{
 		int			save_errno = errno;
-		char		msg[MAXPGPATH + 128];
 
 		ReleaseExternalFD();
+		errno = save_errno;
 		if (save_errno == EINVAL)
 		{
 			s->odirect_refused = true;
 			*reason = DIO_FB_NO_ODIRECT;
-			snprintf(msg, sizeof(msg), "O_DIRECT refused for \"%s\"", segpath);
-			dio_note_fallback(DIO_FB_NO_ODIRECT, msg);
+			dio_log_fallback(DIO_FB_NO_ODIRECT,
+							 errdetail("The file system refused O_DIRECT for file \"%s\".",
+									   segpath));
 		}
 		else
 		{
 			*reason = (save_errno == EMFILE || save_errno == ENFILE) ?
 				DIO_FB_NO_FD : DIO_FB_IO_ERROR;
-			snprintf(msg, sizeof(msg), "could not open \"%s\": %s",
-					 segpath, strerror(save_errno));
-			dio_note_fallback(*reason, msg);
+			dio_log_fallback(*reason,
+							 errdetail("Could not open file \"%s\": %m.", segpath));
 		}
 		return -1;
 	}
@@ -1036,18 +1057,26 @@ dio_req_failed(DioStream *s, DioReq *r, int res)
 	if (res == -EINVAL)
 	{
 		s->odirect_refused = true;
-		dio_note_fallback(DIO_FB_NO_ODIRECT, "O_DIRECT read refused (EINVAL)");
+		dio_log_fallback(DIO_FB_NO_ODIRECT,
+						 errdetail("A direct read was refused as invalid (EINVAL)."));
 		dio_req_finish(s, r, true, DIO_FB_NO_ODIRECT);
 		return;
 	}
-	if (res == 0)
-		dio_note_fallback(DIO_FB_IO_ERROR, "direct read hit end of file");
-	else if (res != -ECANCELED)
+	if (res != -ECANCELED && dio_fallback_first(DIO_FB_IO_ERROR))
 	{
-		char		msg[128];
+		char		segpath[MAXPGPATH];
+		long long	off = (long long) (r->offset + r->done);
 
-		snprintf(msg, sizeof(msg), "direct read failed: %s", strerror(-res));
-		dio_note_fallback(DIO_FB_IO_ERROR, msg);
+		dio_segment_path(s->locator, s->fork, s->fds[r->segfd].segno, segpath);
+		errno = -res;
+		ereport(LOG,
+				(dio_errmsg_fallback(),
+				 res == 0 ?
+				 errdetail("A direct read of file \"%s\" at offset %lld reached the end of the file.",
+						   segpath, off) :
+				 errdetail("Could not read file \"%s\" at offset %lld: %m.",
+						   segpath, off),
+				 dio_errhint_fallback(DIO_FB_IO_ERROR)));
 	}
 	dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
 }
@@ -1064,7 +1093,8 @@ dio_req_short(DioStream *s, DioReq *r, int res)
 
 	if (newdone <= r->done && ++r->stalls > DIO_MAX_STALLS)
 	{
-		dio_note_fallback(DIO_FB_IO_ERROR, "direct read made no progress");
+		dio_log_fallback(DIO_FB_IO_ERROR,
+						 errdetail("A direct read made no progress."));
 		dio_req_finish(s, r, true, DIO_FB_IO_ERROR);
 		return;
 	}
@@ -1193,8 +1223,9 @@ dio_wait_and_reap(DioStream *charge, uint64 *waited_us)
 	if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN)
 	{
 		dio_broken = true;
+		errno = -ret;
 		ereport(LOG,
-				(errmsg("could not wait for direct reads: %s", strerror(-ret)),
+				(errmsg("could not wait for direct reads: %m"),
 				 errdetail("Direct reads are disabled in this process.")));
 		return false;
 	}
