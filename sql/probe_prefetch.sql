@@ -471,7 +471,9 @@ SET pg_dio.probe_direct_read = on;
 -- rows, and their walks go over the same chunks (a Parallel Seq Scan of a
 -- small table hands the processes its pages one at a time): the images are
 -- shared in the parallel query's DSM, each chunk read once, by the first
--- process that wants it, for all of them (Parallel Custom Scan)
+-- process that wants it, for all of them (Parallel Custom Scan), when
+-- pg_dio.probe_shared_memory gives them room (by default none: advice)
+SET pg_dio.probe_shared_memory = '16MB';
 CREATE TABLE pp_po (x int, pad text) WITH (autovacuum_enabled = off);
 INSERT INTO pp_po SELECT i, repeat('o', 200) FROM generate_series(1, 20000, 2) i;
 VACUUM (FREEZE, ANALYZE) pp_po;
@@ -500,10 +502,18 @@ RESET parallel_leader_participation;
 SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
 SELECT pp_compare('SELECT o.x % 7, count(*), sum(t.g) FROM pp_po o
                    JOIN pp_t t ON t.id = o.x + 1 WHERE o.x > 0 GROUP BY 1 ORDER BY 1');
--- pg_dio.probe_shared_memory below 1MB (8 chunks): not read directly there
+-- pg_dio.probe_shared_memory below 1MB (8 chunks), as by default: not read
+-- directly there, the chunks advised
 SET pg_dio.probe_shared_memory = '512kB';
 SELECT dio_plan('SELECT sum(t.g) FROM pp_po o JOIN pp_t t ON t.id = o.x WHERE o.x > 0');
 RESET pg_dio.probe_shared_memory;
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT chunks IS NULL AS no_feed, inner_direct IS NULL AS inner_is_cores
+  FROM pp_direct('SELECT sum(t.g) FROM pp_po o JOIN pp_t t ON t.id = o.x WHERE o.x > 0');
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT pp_compare('SELECT sum(t.g), count(*), sum(length(t.pad)) FROM pp_po o
+                   JOIN pp_t t ON t.id = o.x WHERE o.x > 0');
+SET pg_dio.probe_shared_memory = '16MB';
 -- not above a Gather: its rows come from several processes, in no order of
 -- the inner's; the node is not parallel-aware and the inner stays core's
 SELECT dio_plan('SELECT o.x, t.g FROM (SELECT x, count(*) FROM pp_po GROUP BY x) o
@@ -519,6 +529,7 @@ SELECT pp_compare('SELECT v.k, ss.s FROM (SELECT sum(t.g) AS s FROM pp_po o
                                            JOIN pp_t t ON t.id = o.x) ss
                      RIGHT JOIN (VALUES (1), (2), (3)) v(k) ON true');
 RESET enable_material;
+RESET pg_dio.probe_shared_memory;
 RESET pg_dio.enable_direct_scan;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;

@@ -149,7 +149,7 @@ typedef enum ProbeFeed
 bool		pg_dio_enable_probe_prefetch = true;
 int			pg_dio_probe_prefetch_distance = 64;
 bool		pg_dio_probe_direct_read = true;
-int			pg_dio_probe_shared_memory_kb = 16 * 1024;
+int			pg_dio_probe_shared_memory_kb = 0;
 
 /*
  * An index the probes go through and the heap its entries point into: the
@@ -1989,9 +1989,9 @@ dio_probe_init(void)
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_dio.probe_shared_memory",
 							"Sets the shared memory for the heap chunks ProbePrefetch reads directly in a parallel query.",
-							"Below a parallel-aware outer, the query's processes share the chunk images, in its dynamic shared memory. Below 1MB, they are not read directly there.",
+							"Below a parallel-aware outer, the query's processes share the chunk images, in its dynamic shared memory. Below 1MB, they are not read directly there, and the node advises them instead.",
 							&pg_dio_probe_shared_memory_kb,
-							16 * 1024, 0, PROBE_SHARED_MAX_KB,
+							0, 0, PROBE_SHARED_MAX_KB,
 							PGC_USERSET, GUC_UNIT_KB,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_dio.probe_prefetch_distance",

@@ -69,7 +69,7 @@ as_user() {
 }
 
 OFF="-c pg_dio.enable_direct_scan=off -c pg_dio.enable_index_prefetch=off -c pg_dio.enable_probe_prefetch=off"
-ON="-c pg_dio.enable_direct_scan=on -c pg_dio.direct_scan_threshold=0 -c pg_dio.enable_index_prefetch=on -c pg_dio.index_prefetch_min_rows=0 -c pg_dio.enable_probe_prefetch=on"
+ON="-c pg_dio.enable_direct_scan=on -c pg_dio.direct_scan_threshold=0 -c pg_dio.enable_index_prefetch=on -c pg_dio.index_prefetch_min_rows=0 -c pg_dio.enable_probe_prefetch=on -c pg_dio.probe_shared_memory=16MB"
 
 # run_mode SUITE MODE OPTIONS: one run of a suite into $OUT/SUITE-MODE
 run_mode() {

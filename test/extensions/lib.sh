@@ -14,7 +14,7 @@ EXT_DIR=$PG_DIO_ROOT/test/extensions
 EXT_ALLOWED=$EXT_DIR/allowed.txt
 EXT_NORMALIZE=$PG_DIO_ROOT/test/core_regress/normalize.py
 EXT_OFF="-c pg_dio.enable_direct_scan=off -c pg_dio.enable_index_prefetch=off -c pg_dio.enable_probe_prefetch=off"
-EXT_ON="-c pg_dio.enable_direct_scan=on -c pg_dio.direct_scan_threshold=0 -c pg_dio.enable_index_prefetch=on -c pg_dio.index_prefetch_min_rows=0 -c pg_dio.enable_probe_prefetch=on"
+EXT_ON="-c pg_dio.enable_direct_scan=on -c pg_dio.direct_scan_threshold=0 -c pg_dio.enable_index_prefetch=on -c pg_dio.index_prefetch_min_rows=0 -c pg_dio.enable_probe_prefetch=on -c pg_dio.probe_shared_memory=16MB"
 EXT_PASSED=0
 EXT_FAILED=0
 EXT_CLUSTERS=()

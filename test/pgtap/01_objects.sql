@@ -241,7 +241,7 @@ SELECT results_eq(
              ('pg_dio.os_cache_check', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.probe_direct_read', 'bool', NULL, NULL, NULL, 'user', 'on'),
              ('pg_dio.probe_prefetch_distance', 'integer', NULL, '1', '1024', 'user', '64'),
-             ('pg_dio.probe_shared_memory', 'integer', 'kB', '0', '65536', 'user', '16384'),
+             ('pg_dio.probe_shared_memory', 'integer', 'kB', '0', '65536', 'user', '0'),
              ('pg_dio.queue_depth', 'integer', NULL, '1', '128', 'user', '16'),
              ('pg_dio.resident_sweep', 'enum', NULL, NULL, NULL, 'user', 'auto'),
              ('pg_dio.track', 'enum', NULL, NULL, NULL, 'superuser', 'top')$$,

@@ -357,6 +357,9 @@ def index_reader_round(db, rng, stats, on_standby=False):
         # ProbePrefetch's direct chunks for a forward-walking inner (on by
         # default; with os_cache_check off, never: it needs the page-cache probe)
         f"SET LOCAL pg_dio.probe_direct_read = {rng.choice(['on', 'on', 'off'])};",
+        # below a parallel-aware outer, chunk images shared in the query's DSM
+        # (none by default: advice)
+        f"SET LOCAL pg_dio.probe_shared_memory = '{rng.choice(['16MB', '16MB', '0'])}';",
     ]
     if join:
         settings.append("SET LOCAL enable_hashjoin = off; SET LOCAL enable_mergejoin = off;")
