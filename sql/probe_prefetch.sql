@@ -295,6 +295,23 @@ SELECT chunks > 0 AS chunks_advised,
        advised >= chunks * 8 AS whole_chunks
   FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s');
 SELECT pp_compare('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s');
+-- crowded probes: 8,000 of them wanting 4 blocks each, each of pp_t's
+-- 4,000 blocks about 8 times.  Below an inner PrefetchIndexScan, which reads
+-- ahead within each probe with the kernel's read-ahead around its reads, it
+-- advises only what the first probes, before the density is judged, want,
+-- and then samples; below core's Index Scan it advises every chunk.
+CREATE TABLE pp_oc WITH (autovacuum_enabled = off) AS
+  SELECT 'k' || (i * 13 % 5000) AS s FROM generate_series(1, 8000) i;
+ANALYZE pp_oc;
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT chunks <= 32 AS first_probes_only, sampled > 0 AS sampling
+  FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_oc o JOIN pp_t t ON t.k = o.s');
+SELECT pp_compare('SELECT o.s, t.id, t.g FROM pp_oc o JOIN pp_t t ON t.k = o.s');
+SET pg_dio.enable_index_prefetch = off;
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT chunks >= (SELECT pg_relation_size('pp_t') / 8192 / 16 * 9 / 10) AS every_chunk
+  FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_oc o JOIN pp_t t ON t.k = o.s');
+RESET pg_dio.enable_index_prefetch;
 -- probes walking the heap forward (the outer in pp_t's order, a block to
 -- read every 2 or so, 2,000 of pp_t's 4,000: not dense): the chunk of the
 -- block and the 2 after it are advised, each once, as the kernel reads ahead
@@ -550,7 +567,7 @@ SELECT name, setting, unit, min_val, max_val, context FROM pg_settings
 SET pg_dio.probe_prefetch_distance = 0;
 
 DROP FUNCTION pp_compare, pp_counts, pp_sub_advised, pp_direct;
-DROP TABLE pp_t, pp_o, pp_ps, pp_sparse, pp_v, pp_po;
+DROP TABLE pp_t, pp_o, pp_oc, pp_ps, pp_sparse, pp_v, pp_po;
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 RESET enable_memoize;

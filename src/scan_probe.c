@@ -37,7 +37,10 @@
  *
  * What is advised: each block, or its 128 kB chunk where the probes are
  * dense (will want half the heap) or walk it forward, as the kernel's own
- * read-ahead makes core's reads of those patterns large.
+ * read-ahead makes core's reads of those patterns large.  Not where the
+ * probes are crowded (each heap block wanted PROBE_CROWDED_TOUCHES times or
+ * more) and the inner is a PrefetchIndex(Only)Scan: the kernel's read-ahead
+ * around the inner's own reads then brings the heap in at less cost.
  *
  * A correlated SubPlan in the inner's filter whose plan is an index scan
  * (TPC-H Q20) has its index probed too, on the values that the inner's index
@@ -115,6 +118,15 @@
 #define PROBE_DENSE_TOUCHES	0.7
 /* probes seen before the density is judged */
 #define PROBE_DENSE_AFTER	8
+/*
+ * Crowded: the probes are expected to ask for each heap block this many
+ * times or more.  Most of the heap is then wanted within the first quarter
+ * of the probes, so the kernel's read-ahead around the inner's own misses
+ * (pages near them already cached) makes its reads large, and an inner that
+ * reads ahead itself finds the rest in the OS page cache (TPC-H Q2:
+ * 9 touches a block; Q11, whose chunks pay, has 1.8).
+ */
+#define PROBE_CROWDED_TOUCHES	4
 /* blocks to be read in a row, each less than a chunk after the last: forward */
 #define PROBE_SEQ_RUN		3
 /* chunks advised beyond the current one while the probes walk forward */
@@ -175,6 +187,7 @@ typedef struct ProbeTarget
 	BlockNumber nblocks;		/* the heap's size at the start */
 	uint64		blocks_seen;	/* heap blocks the probes asked for */
 	bool		dense;
+	bool		crowded;		/* dense, each block wanted PROBE_CROWDED_TOUCHES times */
 	BlockNumber last_wanted;	/* the last block to be read, and how many */
 	int			run;			/* before it came each within 'reach' after */
 	BlockNumber reach;			/* PROBE_CHUNK times the probes' stride */
@@ -213,6 +226,7 @@ typedef struct ProbeState
 	AttrNumber *attnos;			/* ... and the outer columns that set them */
 	TupleTableSlot *probe_slot;
 	double		outer_rows;		/* the planner's estimate of the outer's rows */
+	bool		inner_ahead;	/* the inner is a PrefetchIndex(Only)Scan */
 
 	/* the outer rows read ahead */
 	MemoryContext qcxt;
@@ -524,6 +538,17 @@ probe_inner(PlannedStmt *stmt, Plan *inner, Index *rti, Oid *indexoid,
 	gettuple = am->amgettuple != NULL;
 	dio_free_amroutine(am);
 	return gettuple;
+}
+
+/* Is the inner a PrefetchIndex(Only)Scan, which reads ahead within a probe? */
+static bool
+probe_inner_reads_ahead(NestLoop *nl)
+{
+	Plan	   *inner = nl->join.plan.righttree;
+
+	if (IsA(inner, Memoize))
+		inner = inner->lefttree;
+	return IsA(inner, CustomScan);
 }
 
 /* The inner scan's filter, and the list its INDEX_VAR Vars point into. */
@@ -1013,7 +1038,8 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 	/* the shared images are in the parallel query's DSM (probe_estimate_dsm) */
 	cscan->scan.plan.parallel_aware = (feed == PROBE_FEED_SHARED);
 	cscan->custom_private = list_make4(list_make1(list_make3_oid(indexoid, index_only, rti)),
-									   cx.allowed, attnos, list_make1_int(feed));
+									   cx.allowed, attnos,
+									   list_make2_int(feed, probe_inner_reads_ahead(nl)));
 	cscan->custom_exprs = list_make1(indexqual);
 	if (has_sub)
 	{
@@ -1117,6 +1143,7 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 		ps->ntargets = i + 1;
 	}
 	ps->outer_rows = ((Plan *) linitial(cscan->custom_plans))->plan_rows;
+	ps->inner_ahead = lsecond_int(lfourth(cscan->custom_private));
 	/* chunks read directly only where the OS page cache can be asked first */
 	if (linitial_int(lfourth(cscan->custom_private)) && ps->tg[0].scan != NULL &&
 		ps->tg[0].oscheck != NULL && probe_chunks(ps, &ps->tg[0]) != NULL)
@@ -1185,6 +1212,8 @@ probe_dense(ProbeState *ps, ProbeTarget *t)
 		probes = Max(ps->outer_rows, (double) ps->probes);
 		t->dense = (double) t->blocks_seen / ps->probes * probes >=
 			t->nblocks * PROBE_DENSE_TOUCHES;
+		t->crowded = (double) t->blocks_seen / ps->probes * probes >=
+			(double) t->nblocks * PROBE_CROWDED_TOUCHES;
 	}
 	return t->dense;
 }
@@ -1379,6 +1408,9 @@ probe_scan_blocks(ProbeState *ps, ProbeTarget *t)
 	/* a walk forward goes on where the outer jumps: it reads from there */
 	if (ps->resume && t == &ps->tg[0])
 		t->last_wanted = InvalidBlockNumber;
+	/* crowded probes of an inner that reads ahead itself: left to it */
+	if (dense && t->crowded && t == &ps->tg[0] && ps->inner_ahead && ps->feed == NULL)
+		return false;
 	before = t->last_wanted;
 	index_rescan(t->scan, t->keys, t->nkeys, NULL, 0);
 	while (nblocks < PROBE_SEEN_MAX &&
