@@ -952,7 +952,8 @@ probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
  * through), its target list that tuple.  custom_private = (((index OID,
  * index-only, heap's range table index) of each target), (PARAM_EXEC
  * numbers), (outer columns setting them), (whether it reads the inner's
- * heap for it: probe_feed_inner)); custom_exprs = (each target's
+ * heap for it: probe_feed_inner; whether the inner reads ahead itself:
+ * probe_inner_reads_ahead)); custom_exprs = (each target's
  * index conditions): the inner's, then a SubPlan's (probe_subplan_target).
  * 'next_id' gives it a plan node ID of its own.
  */
