@@ -13,6 +13,10 @@ its difference is printed for information and does not fail.
 
 usage: normalize.py --allowed FILE --suite S --io-method M OFF_RESULTS ON_RESULTS
 Exit status 0 when only allowed tests differ.
+
+usage: normalize.py --files OFF_FILE ON_FILE
+Exit status 0 when the two result files match after normalization; their
+difference is printed otherwise.
 """
 import argparse
 import difflib
@@ -158,7 +162,17 @@ def read_allowed(path, suite, io_method):
     return allowed
 
 
+def compare_files(off, on):
+    texts = [normalize(open(p, errors="replace").readlines()) for p in (off, on)]
+    if texts[0] == texts[1]:
+        return 0
+    sys.stdout.write("".join(difflib.unified_diff(texts[0], texts[1], off, on, n=2)))
+    return 1
+
+
 def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "--files":
+        return compare_files(sys.argv[2], sys.argv[3])
     ap = argparse.ArgumentParser()
     ap.add_argument("--allowed", required=True)
     ap.add_argument("--suite", required=True)
