@@ -313,16 +313,14 @@ SELECT chunks >= (SELECT pg_relation_size('pp_t') / 8192 / 16 * 9 / 10) AS every
   FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_oc o JOIN pp_t t ON t.k = o.s');
 RESET pg_dio.enable_index_prefetch;
 -- probes walking the heap forward (the outer in pp_t's order, a block to
--- read every 2 or so, 2,000 of pp_t's 4,000: not dense): the chunk of the
--- block and the 2 after it are advised, each once, as the kernel reads ahead
--- for core's reads in that order.  The rows between two probes want blocks
--- in those chunks: only every few rows is probed, and every chunk is still
--- advised.
+-- read every 2 or so, 2,000 of pp_t's 4,000: not dense), without direct
+-- reads: nothing is advised once the walk is seen to go forward, since the
+-- kernel reads ahead for the inner's own reads in that order, and the node
+-- goes to sampling (of the walk's 2,000 blocks, only a few before a run of
+-- forward blocks is seen are advised)
 SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
-SELECT chunks > 0 AS chunks_advised,
-       chunks <= (SELECT pg_relation_size('pp_t') / 8192 / 16 + 1) AS each_chunk_once,
-       chunks >= (SELECT pg_relation_size('pp_t') / 8192 / 16 * 9 / 10) AS every_chunk,
-       probes < outer_rows / 4 AS strided
+SELECT chunks = 0 AS no_chunks, advised < 32 AS few_blocks,
+       sampled > 0 AS sampling, probes < outer_rows / 4 AS few_probes
   FROM pp_counts('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o
                   JOIN pp_t t ON t.id = o.x');
 SELECT pp_compare('SELECT o.x, t.pad FROM (SELECT x FROM pp_o ORDER BY x) o

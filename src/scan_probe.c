@@ -31,13 +31,17 @@
  * (cachestat, pg_dio.os_cache_check); after 32 such probes
  * in a row only one row in 32 is probed, then one in 64, and so on up to one
  * in 1024, until one starts a read again.
- * Where the probes walk the heap forward, each reads the chunks ahead of its
- * block, so only every stride-th row is probed, as far apart as those
- * chunks allow (probe_stride).
+ * Where the probes walk the heap forward and the node reads the heap
+ * directly (probe_feed_inner), each reads the chunks ahead of its block, so
+ * only every stride-th row is probed, as far apart as those chunks allow
+ * (probe_stride).  Without direct reads a forward walk is not advised: the
+ * kernel's sequential read-ahead follows the inner's own reads in larger
+ * requests than 128 kB advice would make (TPC-H Q3, Q4 and Q12 at scale
+ * factor 3), and the node goes to sampling.
  *
  * What is advised: each block, or its 128 kB chunk where the probes are
- * dense (will want half the heap) or walk it forward, as the kernel's own
- * read-ahead makes core's reads of those patterns large.  Not where the
+ * dense (will want half the heap), as the kernel's own read-ahead makes
+ * core's reads of that pattern large.  Not where the
  * probes are crowded (each heap block wanted PROBE_CROWDED_TOUCHES times or
  * more) and the inner is a PrefetchIndex(Only)Scan: the kernel's read-ahead
  * around the inner's own reads then brings the heap in at less cost.
@@ -129,7 +133,7 @@
 #define PROBE_CROWDED_TOUCHES	4
 /* blocks to be read in a row, each less than a chunk after the last: forward */
 #define PROBE_SEQ_RUN		3
-/* chunks advised beyond the current one while the probes walk forward */
+/* without direct reads, the chunks ahead a forward walk's stride is judged by */
 #define PROBE_SEQ_AHEAD		2
 /* a probe's blocks counted (and advised in chunks) at most */
 #define PROBE_SEEN_MAX		(PROBE_MAX_BLOCKS * PROBE_CHUNK)
@@ -1224,7 +1228,7 @@ probe_dense(ProbeState *ps, ProbeTarget *t)
  * PROBE_SEQ_RUN-th in a row less than a chunk after the one before (a chunk
  * per row between probes while striding)?  Core's reads in that order get
  * the kernel's sequential read-ahead; advised block by block they would get
- * none, so the chunks ahead are advised instead.
+ * none, so such blocks are read directly in chunks ahead, or left to it.
  */
 static bool
 probe_sequential(ProbeTarget *t, BlockNumber blk)
@@ -1392,8 +1396,9 @@ probe_read_chunk(ProbeState *ps, ProbeTarget *t, BlockNumber chunk)
 
 /*
  * Advise the heap blocks of the probe's first PROBE_MAX_BLOCKS blocks; once
- * dense, the chunks of all its blocks; where the probes walk forward, the
- * block's chunk and PROBE_SEQ_AHEAD more.  Whether any started a read.  Up
+ * dense, the chunks of all its blocks; where the probes walk forward, read
+ * the block's chunk and direct_ahead more directly, or else nothing (the
+ * kernel reads the walk ahead).  Whether any started a read.  Up
  * to PROBE_SEEN_MAX blocks are counted for the density.
  */
 static bool
@@ -1446,20 +1451,15 @@ probe_scan_blocks(ProbeState *ps, ProbeTarget *t)
 					started = true;
 			continue;
 		}
-		if (probe_chunk_done(t, blk) && !seq)
+		/* forward without direct reads: the kernel reads the walk ahead */
+		if (seq || probe_chunk_done(t, blk))
 			continue;
-		if ((dense || seq) && blk < t->nblocks && probe_chunks(ps, t) != NULL)
+		if (dense && blk < t->nblocks && probe_chunks(ps, t) != NULL)
 		{
-			/* forward: the chunks ahead slide with the probes */
-			BlockNumber chunk = blk / PROBE_CHUNK;
-
-			for (int i = 0; i <= (seq ? PROBE_SEQ_AHEAD : 0); i++)
-				if (probe_advise_chunk(t, chunk + i, -1))
-					started = true;
+			if (probe_advise_chunk(t, blk / PROBE_CHUNK, -1))
+				started = true;
 			continue;
 		}
-		if (probe_chunk_done(t, blk))
-			continue;
 		if (probe_block_oscached(t, blk))
 			continue;
 		r = PrefetchBuffer(t->heap, MAIN_FORKNUM, blk);
