@@ -362,6 +362,30 @@ SELECT dio_plan('SELECT o.s, p.x FROM pp_o o JOIN pp_ps p ON p.k = o.s
 SELECT dio_plan('SELECT o.s, p.x FROM pp_o o JOIN pp_ps p ON p.k = o.s
                  WHERE p.x NOT IN (SELECT t.id FROM pp_t t WHERE t.g < 10)');
 
+-- a hash join whose outer hash key runs a correlated SubPlan for each outer
+-- row (TPC-H Q2's "(SubPlan 1) = ps_supplycost"): ProbePrefetch over the
+-- join's outer probes the index scan each run of the SubPlan starts with
+-- (pp_t_id on o.x); the rows are core's
+SET enable_hashjoin = on;
+SELECT dio_plan('SELECT o.x, p.k FROM pp_o o JOIN pp_ps p
+                   ON p.x = o.x AND p.q = (SELECT min(t.g) % 3 FROM pp_t t WHERE t.id = o.x)
+                 WHERE p.x % 10 <> 0');
+SELECT pp_compare('SELECT o.x, p.k FROM pp_o o JOIN pp_ps p
+                     ON p.x = o.x AND p.q = (SELECT min(t.g) % 3 FROM pp_t t WHERE t.id = o.x)
+                   WHERE p.x % 10 <> 0', false);
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT probes > 0 AS probed, advised > 0 AS advised, outer_rows = 2002 AS all_outer_rows
+  FROM pp_counts('SELECT o.x, p.k FROM pp_o o JOIN pp_ps p
+                    ON p.x = o.x AND p.q = (SELECT min(t.g) % 3 FROM pp_t t WHERE t.id = o.x)
+                  WHERE p.x % 10 <> 0');
+-- not where the SubPlan's index scan has no equality on its index's first
+-- column
+SELECT dio_plan('SELECT o.x, p.k FROM pp_o o JOIN pp_ps p
+                   ON p.x = o.x AND p.q = (SELECT min(t.g) % 3 FROM pp_t t
+                                            WHERE t.id BETWEEN o.x AND o.x + 2)
+                 WHERE p.x % 10 <> 0');
+SET enable_hashjoin = off;
+
 -- a deep plan is walked in time linear in its nodes (a join of 24 tables)
 SET statement_timeout = '30s';
 DO $$

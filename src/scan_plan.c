@@ -362,6 +362,18 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 				sub = NULL;
 			}
 			break;
+		case T_HashJoin:
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, pos & DIO_POS_PARTIAL);
+			plan->righttree = dio_subst_walk(cx, plan->righttree, pos & DIO_POS_PARTIAL);
+			sub = dio_probe_hash_substitute(cx->stmt, (HashJoin *) plan, cx->plain,
+											(pos & (DIO_POS_STREAM | DIO_POS_PARTIAL)) != 0,
+											&cx->next_id, cx->set);
+			if (sub != NULL)
+			{
+				plan->lefttree = sub;
+				sub = NULL;
+			}
+			break;
 		default:
 			/* a node that stops when its parent stops reads its input in part */
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, pos & DIO_POS_PARTIAL);

@@ -48,7 +48,10 @@
  *
  * A correlated SubPlan in the inner's filter whose plan is an index scan
  * (TPC-H Q20) has its index probed too, on the values that the inner's index
- * conditions tie to the join's parameters (probe_subplan_target).
+ * conditions tie to the join's parameters (probe_subplan_target).  Over a
+ * Hash Join's outer, the node probes for a correlated SubPlan in an outer
+ * hash key, run once per outer row on its columns (TPC-H Q2): the index
+ * scan each of its runs starts with (dio_probe_hash_substitute).
  *
  * Lifetime: the queued rows live in the node's own memory context, reset at
  * a rescan; the row returned last stays valid until the next call, as the
@@ -949,63 +952,16 @@ probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
 }
 
 /*
- * A ProbePrefetch over the outer plan of Nested Loop 'nl' (after setrefs.c),
- * or NULL where it does not apply (file header).  The node returns the outer
- * plan's rows as they are: its scan tuple is the outer's target list
- * (custom_scan_tlist, OUTER_VAR Vars over lefttree, which EXPLAIN deparses
- * through), its target list that tuple.  custom_private = (((index OID,
- * index-only, heap's range table index) of each target), (PARAM_EXEC
- * numbers), (outer columns setting them), (whether it reads the inner's
- * heap for it: probe_feed_inner; whether the inner reads ahead itself:
- * probe_inner_reads_ahead)); custom_exprs = (each target's
- * index conditions): the inner's, then a SubPlan's (probe_subplan_target).
- * 'next_id' gives it a plan node ID of its own.
+ * A ProbePrefetch over 'outer', returning its rows as they are: its scan
+ * tuple is the outer's target list (custom_scan_tlist, OUTER_VAR Vars over
+ * lefttree, which EXPLAIN deparses through), its target list that tuple.
  */
-Plan *
-dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
-					 int *next_id, const DioPlanSettings *set)
+static CustomScan *
+probe_make_node(Plan *outer, int *next_id)
 {
-	Plan	   *outer = nl->join.plan.lefttree;
 	CustomScan *cscan;
-	ProbeParamCheck cx = {NIL, true};
-	List	   *attnos = NIL;
-	List	   *indexqual;
-	ListCell   *lc;
-	Oid			indexoid;
-	bool		index_only;
-	Index		rti;
 	AttrNumber	resno = 0;
-	List	   *sids;
-	List	   *squal;
-	bool		has_sub;
-	ProbeFeed	feed;
-
-	if (!set->enable_probe_prefetch || !plain || nl->nestParams == NIL ||
-		outer == NULL || !probe_outer_ok(outer, partial))
-		return NULL;
-	if (!probe_inner(stmt, nl->join.plan.righttree, &rti, &indexoid, &index_only,
-					 &indexqual))
-		return NULL;
-	/* a Seq Scan of the inner's relation in the outer leaves its blocks cached */
-	if (probe_reads_relation(stmt, outer, rt_fetch(rti, stmt->rtable)->relid, true))
-		return NULL;
-	foreach(lc, nl->nestParams)
-	{
-		NestLoopParam *nlp = (NestLoopParam *) lfirst(lc);
-
-		if (!IsA(nlp->paramval, Var) || nlp->paramval->varno != OUTER_VAR)
-			return NULL;
-		cx.allowed = lappend_int(cx.allowed, nlp->paramno);
-		attnos = lappend_int(attnos, nlp->paramval->varattno);
-	}
-	(void) probe_params_walker((Node *) indexqual, &cx);
-	if (!cx.ok || contain_volatile_functions((Node *) indexqual) ||
-		(partial && !probe_keys_plain(indexqual)))
-		return NULL;
-	has_sub = probe_subplan_target(stmt, nl->join.plan.righttree, rti, indexoid, indexqual,
-								   cx.allowed, partial, &sids, &squal);
-	if (index_only && !has_sub && probe_heap_all_visible(stmt, rti))
-		return NULL;
+	ListCell   *lc;
 
 	cscan = makeNode(CustomScan);
 	cscan->scan.plan.startup_cost = outer->startup_cost;
@@ -1038,6 +994,70 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 	}
 	cscan->flags = 0;
 	cscan->custom_plans = list_make1(outer);
+	cscan->custom_relids = NULL;
+	cscan->methods = &probe_methods;
+	return cscan;
+}
+
+/*
+ * A ProbePrefetch over the outer plan of Nested Loop 'nl' (after setrefs.c),
+ * or NULL where it does not apply (file header).  The node returns the outer
+ * plan's rows as they are: its scan tuple is the outer's target list
+ * (custom_scan_tlist, OUTER_VAR Vars over lefttree, which EXPLAIN deparses
+ * through), its target list that tuple.  custom_private = (((index OID,
+ * index-only, heap's range table index) of each target), (PARAM_EXEC
+ * numbers), (outer columns setting them), (whether it reads the inner's
+ * heap for it: probe_feed_inner; whether the inner reads ahead itself:
+ * probe_inner_reads_ahead)); custom_exprs = (each target's
+ * index conditions): the inner's, then a SubPlan's (probe_subplan_target).
+ * 'next_id' gives it a plan node ID of its own.
+ */
+Plan *
+dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
+					 int *next_id, const DioPlanSettings *set)
+{
+	Plan	   *outer = nl->join.plan.lefttree;
+	CustomScan *cscan;
+	ProbeParamCheck cx = {NIL, true};
+	List	   *attnos = NIL;
+	List	   *indexqual;
+	ListCell   *lc;
+	Oid			indexoid;
+	bool		index_only;
+	Index		rti;
+	List	   *sids;
+	List	   *squal;
+	bool		has_sub;
+	ProbeFeed	feed;
+
+	if (!set->enable_probe_prefetch || !plain || nl->nestParams == NIL ||
+		outer == NULL || !probe_outer_ok(outer, partial))
+		return NULL;
+	if (!probe_inner(stmt, nl->join.plan.righttree, &rti, &indexoid, &index_only,
+					 &indexqual))
+		return NULL;
+	/* a Seq Scan of the inner's relation in the outer leaves its blocks cached */
+	if (probe_reads_relation(stmt, outer, rt_fetch(rti, stmt->rtable)->relid, true))
+		return NULL;
+	foreach(lc, nl->nestParams)
+	{
+		NestLoopParam *nlp = (NestLoopParam *) lfirst(lc);
+
+		if (!IsA(nlp->paramval, Var) || nlp->paramval->varno != OUTER_VAR)
+			return NULL;
+		cx.allowed = lappend_int(cx.allowed, nlp->paramno);
+		attnos = lappend_int(attnos, nlp->paramval->varattno);
+	}
+	(void) probe_params_walker((Node *) indexqual, &cx);
+	if (!cx.ok || contain_volatile_functions((Node *) indexqual) ||
+		(partial && !probe_keys_plain(indexqual)))
+		return NULL;
+	has_sub = probe_subplan_target(stmt, nl->join.plan.righttree, rti, indexoid, indexqual,
+								   cx.allowed, partial, &sids, &squal);
+	if (index_only && !has_sub && probe_heap_all_visible(stmt, rti))
+		return NULL;
+
+	cscan = probe_make_node(outer, next_id);
 	feed = probe_feed_inner(stmt, nl, indexoid, index_only, rti,
 							cscan->scan.plan.plan_node_id, set);
 	/* the shared images are in the parallel query's DSM (probe_estimate_dsm) */
@@ -1052,9 +1072,131 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 			lappend(linitial(cscan->custom_private), sids);
 		cscan->custom_exprs = lappend(cscan->custom_exprs, squal);
 	}
-	cscan->custom_relids = NULL;
-	cscan->methods = &probe_methods;
 	return &cscan->scan.plan;
+}
+
+/*
+ * The index scan each run of a SubPlan starts with (TPC-H Q2: partsupp_pkey
+ * on the part row's key, below a join with region): the first in the plan
+ * whose index conditions use only the SubPlan's parameters 'params', one of
+ * them an equality on the index's first column.  Looked for only through
+ * nodes that run their children as core's executor does.
+ */
+static bool
+probe_subplan_driver(PlannedStmt *stmt, Plan *plan, List *params, bool partial,
+					 Index *rti, Oid *indexoid, bool *index_only, List **qual)
+{
+	if (plan == NULL || plan->initPlan != NIL)
+		return false;
+	check_stack_depth();
+	switch (nodeTag(plan))
+	{
+		case T_IndexScan:
+		case T_IndexOnlyScan:
+			{
+				ProbeParamCheck cx = {params, true};
+				Relation	index;
+				bool		first = false;
+				ListCell   *lc;
+
+				if (!probe_inner(stmt, plan, rti, indexoid, index_only, qual))
+					return false;
+				(void) probe_params_walker((Node *) *qual, &cx);
+				if (!cx.ok || contain_volatile_functions((Node *) *qual) ||
+					(partial && !probe_keys_plain(*qual)))
+					return false;
+				index = index_open(*indexoid, NoLock);
+				foreach(lc, *qual)
+					if (probe_equality_column(index, lfirst(lc)) == 1)
+						first = true;
+				index_close(index, NoLock);
+				return first;
+			}
+		case T_Agg:
+		case T_Result:
+		case T_NestLoop:
+		case T_HashJoin:
+		case T_MergeJoin:
+		case T_Hash:
+		case T_Sort:
+		case T_Material:
+		case T_Memoize:
+		case T_Limit:
+		case T_Unique:
+		case T_Group:
+			return probe_subplan_driver(stmt, plan->lefttree, params, partial,
+										rti, indexoid, index_only, qual) ||
+				probe_subplan_driver(stmt, plan->righttree, params, partial,
+									 rti, indexoid, index_only, qual);
+		default:
+			return false;
+	}
+}
+
+/*
+ * A ProbePrefetch over the outer plan of Hash Join 'hj', or NULL: where an
+ * outer hash key runs a correlated SubPlan (TPC-H Q2's "(SubPlan 1) =
+ * ps_supplycost"), once for each outer row, on arguments that are the outer
+ * row's columns, the probes are that SubPlan's first index scan
+ * (probe_subplan_driver) with its parameters set from the queued rows.
+ * Advice only: its runs, rows and results stay core's.  An outer that is not
+ * a Gather is read ahead as one that may be stopped early: the join reads a
+ * single outer row when the hash table is empty, where below a Gather core's
+ * workers read ahead of the join anyway.
+ */
+Plan *
+dio_probe_hash_substitute(PlannedStmt *stmt, HashJoin *hj, bool plain, bool partial,
+						  int *next_id, const DioPlanSettings *set)
+{
+	Plan	   *outer = hj->join.plan.lefttree;
+	List	   *subplans = NIL;
+	ListCell   *lc;
+
+	if (!set->enable_probe_prefetch || !plain || outer == NULL)
+		return NULL;
+	if (!IsA(outer, Gather) && !IsA(outer, GatherMerge))
+		partial = true;
+	(void) probe_collect_subplans((Node *) hj->hashkeys, &subplans);
+	if (subplans == NIL || !probe_outer_ok(outer, partial))
+		return NULL;
+	foreach(lc, subplans)
+	{
+		SubPlan    *sp = lfirst(lc);
+		List	   *attnos = NIL;
+		List	   *qual;
+		ListCell   *la;
+		Oid			indexoid;
+		bool		index_only;
+		Index		rti;
+		CustomScan *cscan;
+
+		if (sp->useHashTable || sp->parParam == NIL ||
+			list_length(sp->parParam) != list_length(sp->args))
+			continue;
+		foreach(la, sp->args)
+		{
+			Var		   *v = lfirst(la);
+
+			if (!IsA(v, Var) || v->varno != OUTER_VAR || v->varlevelsup != 0)
+				break;
+			attnos = lappend_int(attnos, v->varattno);
+		}
+		if (list_length(attnos) != list_length(sp->args) ||
+			!probe_subplan_driver(stmt, list_nth(stmt->subplans, sp->plan_id - 1),
+								  sp->parParam, partial, &rti, &indexoid, &index_only, &qual))
+			continue;
+		/* a Seq Scan of the probed relation in the outer leaves its blocks cached */
+		if (probe_reads_relation(stmt, outer, rt_fetch(rti, stmt->rtable)->relid, true) ||
+			(index_only && probe_heap_all_visible(stmt, rti)))
+			continue;
+		cscan = probe_make_node(outer, next_id);
+		cscan->custom_private = list_make4(list_make1(list_make3_oid(indexoid, index_only, rti)),
+										   list_copy(sp->parParam), attnos,
+										   list_make2_int(PROBE_FEED_NONE, false));
+		cscan->custom_exprs = list_make1(copyObject(qual));
+		return &cscan->scan.plan;
+	}
+	return NULL;
 }
 
 /* ======================================================================

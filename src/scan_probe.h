@@ -2,7 +2,8 @@
  *
  * scan_probe.h
  *	  ProbePrefetch (scan_probe.c): a nested loop's outer side read ahead,
- *	  with the heap blocks of the inner's index probes advised.
+ *	  with the heap blocks of the inner's index probes advised; or a hash
+ *	  join's, for a correlated SubPlan in its outer hash key.
  *
  * Copyright (c) 2026, pg_dio developers
  *
@@ -32,6 +33,9 @@ extern void dio_probe_init(void);
 extern Plan *dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain,
 								  bool partial, int *next_id,
 								  const DioPlanSettings *set);
+extern Plan *dio_probe_hash_substitute(PlannedStmt *stmt, HashJoin *hj, bool plain,
+									   bool partial, int *next_id,
+									   const DioPlanSettings *set);
 extern DioLeafKey *dio_leaf_key_create(Relation index, ScanKey keys, int nkeys);
 extern BlockNumber dio_leaf_find(DioLeafKey *lk, Relation index, Relation heap,
 								 ScanKey keys);
