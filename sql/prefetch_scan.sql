@@ -9,6 +9,9 @@ SET max_parallel_workers_per_gather = 0;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 SET pg_dio.index_prefetch_min_rows = 0;	-- test scans are small
+-- a nested loop's inner under a ProbePrefetch stays core's (probe_prefetch
+-- tests that); here the inners are ours
+SET pg_dio.enable_probe_prefetch = off;
 
 -- A query's plan (COSTS OFF), one line per element.
 CREATE FUNCTION pf_plan(q text) RETURNS text[]

@@ -147,8 +147,8 @@ SELECT pp_compare('SELECT ab.x, t.pad FROM (SELECT a.x FROM pp_o a JOIN pp_v b O
 -- the outer sorted and grouped
 SELECT pp_compare('SELECT a.y, a.n, t.pad FROM (SELECT y, count(*) AS n FROM pp_o GROUP BY y) a
                    JOIN pp_t t ON t.id = a.n ORDER BY a.y');
--- more rows a probe, on as many blocks: PrefetchIndexScan inner; on one
--- block (g follows the table's order): core's Index Scan
+-- more rows a probe, on as many blocks, or on one block (g follows the
+-- table's order): the inner stays core's Index Scan, its blocks in flight
 SELECT pp_compare('SELECT o.x, t.id, t.pad FROM pp_o o JOIN pp_t t ON t.k = o.s');
 SELECT pp_compare('SELECT o.x, t.id, t.pad FROM pp_o o JOIN pp_t t ON t.g = o.x / 4');
 -- but a semi or anti join reads one row of each probe: core's Index Scan
@@ -296,22 +296,15 @@ SELECT chunks > 0 AS chunks_advised,
   FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s');
 SELECT pp_compare('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s');
 -- crowded probes: 8,000 of them wanting 4 blocks each, each of pp_t's
--- 4,000 blocks about 8 times.  Below an inner PrefetchIndexScan, which reads
--- ahead within each probe with the kernel's read-ahead around its reads, it
--- advises only what the first probes, before the density is judged, want,
--- and then samples; below core's Index Scan it advises every chunk.
+-- 4,000 blocks about 8 times: every chunk advised, each once
 CREATE TABLE pp_oc WITH (autovacuum_enabled = off) AS
   SELECT 'k' || (i * 13 % 5000) AS s FROM generate_series(1, 8000) i;
 ANALYZE pp_oc;
 SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
-SELECT chunks <= 32 AS first_probes_only, sampled > 0 AS sampling
+SELECT chunks >= (SELECT pg_relation_size('pp_t') / 8192 / 16 * 9 / 10) AS every_chunk,
+       chunks <= (SELECT pg_relation_size('pp_t') / 8192 / 16 + 1) AS each_chunk_once
   FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_oc o JOIN pp_t t ON t.k = o.s');
 SELECT pp_compare('SELECT o.s, t.id, t.g FROM pp_oc o JOIN pp_t t ON t.k = o.s');
-SET pg_dio.enable_index_prefetch = off;
-SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
-SELECT chunks >= (SELECT pg_relation_size('pp_t') / 8192 / 16 * 9 / 10) AS every_chunk
-  FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_oc o JOIN pp_t t ON t.k = o.s');
-RESET pg_dio.enable_index_prefetch;
 -- probes walking the heap forward (the outer in pp_t's order, a block to
 -- read every 2 or so, 2,000 of pp_t's 4,000: not dense), without direct
 -- reads: nothing is advised once the walk is seen to go forward, since the

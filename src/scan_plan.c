@@ -353,7 +353,7 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, stream);
 			if (OidIsValid(probed))
 				cx->probed = list_delete_last(cx->probed);
-			plan->righttree = dio_subst_walk(cx, plan->righttree, inner);
+			/* under a ProbePrefetch the inner stays core's unless it is fed */
 			sub = dio_probe_substitute(cx->stmt, (NestLoop *) plan, cx->plain,
 									   stream != 0, &cx->next_id, cx->set);
 			if (sub != NULL)
@@ -361,6 +361,8 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 				plan->lefttree = sub;
 				sub = NULL;
 			}
+			else
+				plan->righttree = dio_subst_walk(cx, plan->righttree, inner);
 			break;
 		case T_HashJoin:
 			plan->lefttree = dio_subst_walk(cx, plan->lefttree, pos & DIO_POS_PARTIAL);

@@ -885,18 +885,3 @@ pf_plan_index(const CustomScan *cscan, Oid *indexoid, bool *index_only, List **i
 	*indexqual = linitial(cscan->custom_exprs);
 	return true;
 }
-
-/*
- * If 'cscan' is a PrefetchIndexScan or PrefetchIndexOnlyScan: its filter, and
- * in 'tlist' the list its INDEX_VAR Vars point into (NIL where none); NIL
- * for any other node.
- */
-List *
-pf_plan_filter(const CustomScan *cscan, List **tlist)
-{
-	*tlist = NIL;
-	if (cscan->methods != &pf_scan_methods && cscan->methods != &pf_only_methods)
-		return NIL;
-	*tlist = cscan->custom_scan_tlist;
-	return lthird(cscan->custom_exprs);
-}

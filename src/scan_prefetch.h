@@ -29,7 +29,6 @@ extern bool pf_make_fed(PlannedStmt *stmt, Plan **plan, int feeder,
 						const DioPlanSettings *set);
 extern bool pf_plan_index(const CustomScan *cscan, Oid *indexoid, bool *index_only,
 						  List **indexqual);
-extern List *pf_plan_filter(const CustomScan *cscan, List **tlist);
 extern Size dio_prefetch_shmem_size(void);
 extern void dio_prefetch_shmem_startup(void);
 

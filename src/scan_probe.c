@@ -18,8 +18,7 @@
  * Planned (dio_probe_substitute) only where reading the outer side further
  * ahead than core cannot be seen: a plain SELECT whose outer plan is a scan
  * without volatile functions or initplans, and an inner index scan of a heap
- * table (IndexScan, IndexOnlyScan, PrefetchIndex(Only)Scan, possibly under
- * Memoize) whose index conditions use only the join's own parameters and no
+ * table (IndexScan or IndexOnlyScan, possibly under Memoize) whose index conditions use only the join's own parameters and no
  * volatile functions; not an index-only one over a heap nearly all
  * all-visible, whose probes read index leaves only (probe_heap_all_visible),
  * nor where the outer plan reads the inner's heap with a Seq Scan, whose
@@ -41,10 +40,10 @@
  *
  * What is advised: each block, or its 128 kB chunk where the probes are
  * dense (will want half the heap), as the kernel's own read-ahead makes
- * core's reads of that pattern large.  Not where the
- * probes are crowded (each heap block wanted PROBE_CROWDED_TOUCHES times or
- * more) and the inner is a PrefetchIndex(Only)Scan: the kernel's read-ahead
- * around the inner's own reads then brings the heap in at less cost.
+ * core's reads of that pattern large.  The inner stays core's Index Scan
+ * (dio_subst_walk) unless it takes the node's direct reads: with the probes'
+ * blocks in flight, a PrefetchIndexScan's own look-ahead within a probe only
+ * costs (TPC-H Q2, Q5, Q11).
  *
  * A correlated SubPlan in the inner's filter whose plan is an index scan
  * (TPC-H Q20) has its index probed too, on the values that the inner's index
@@ -125,15 +124,6 @@
 #define PROBE_DENSE_TOUCHES	0.7
 /* probes seen before the density is judged */
 #define PROBE_DENSE_AFTER	8
-/*
- * Crowded: the probes are expected to ask for each heap block this many
- * times or more.  Most of the heap is then wanted within the first quarter
- * of the probes, so the kernel's read-ahead around the inner's own misses
- * (pages near them already cached) makes its reads large, and an inner that
- * reads ahead itself finds the rest in the OS page cache (TPC-H Q2:
- * 9 touches a block; Q11, whose chunks pay, has 1.8).
- */
-#define PROBE_CROWDED_TOUCHES	4
 /* blocks to be read in a row, each less than a chunk after the last: forward */
 #define PROBE_SEQ_RUN		3
 /* without direct reads, the chunks ahead a forward walk's stride is judged by */
@@ -194,7 +184,6 @@ typedef struct ProbeTarget
 	BlockNumber nblocks;		/* the heap's size at the start */
 	uint64		blocks_seen;	/* heap blocks the probes asked for */
 	bool		dense;
-	bool		crowded;		/* dense, each block wanted PROBE_CROWDED_TOUCHES times */
 	BlockNumber last_wanted;	/* the last block to be read, and how many */
 	int			run;			/* before it came each within 'reach' after */
 	BlockNumber reach;			/* PROBE_CHUNK times the probes' stride */
@@ -233,7 +222,6 @@ typedef struct ProbeState
 	AttrNumber *attnos;			/* ... and the outer columns that set them */
 	TupleTableSlot *probe_slot;
 	double		outer_rows;		/* the planner's estimate of the outer's rows */
-	bool		inner_ahead;	/* the inner is a PrefetchIndex(Only)Scan */
 
 	/* the outer rows read ahead */
 	MemoryContext qcxt;
@@ -547,18 +535,10 @@ probe_inner(PlannedStmt *stmt, Plan *inner, Index *rti, Oid *indexoid,
 	return gettuple;
 }
 
-/* Is the inner a PrefetchIndex(Only)Scan, which reads ahead within a probe? */
-static bool
-probe_inner_reads_ahead(NestLoop *nl)
-{
-	Plan	   *inner = nl->join.plan.righttree;
-
-	if (IsA(inner, Memoize))
-		inner = inner->lefttree;
-	return IsA(inner, CustomScan);
-}
-
-/* The inner scan's filter, and the list its INDEX_VAR Vars point into. */
+/*
+ * The inner scan's filter, and the list its INDEX_VAR Vars point into (the
+ * inner is core's here: dio_subst_walk plans it after this node).
+ */
 static List *
 probe_inner_filter(Plan *scan, List **tlist)
 {
@@ -567,8 +547,6 @@ probe_inner_filter(Plan *scan, List **tlist)
 	*tlist = NIL;
 	if (IsA(scan, IndexOnlyScan))
 		*tlist = ((IndexOnlyScan *) scan)->indextlist;
-	else if (IsA(scan, CustomScan))
-		return pf_plan_filter((CustomScan *) scan, tlist);
 	return scan->qual;
 }
 
@@ -1007,8 +985,7 @@ probe_make_node(Plan *outer, int *next_id)
  * through), its target list that tuple.  custom_private = (((index OID,
  * index-only, heap's range table index) of each target), (PARAM_EXEC
  * numbers), (outer columns setting them), (whether it reads the inner's
- * heap for it: probe_feed_inner; whether the inner reads ahead itself:
- * probe_inner_reads_ahead)); custom_exprs = (each target's
+ * heap for it: probe_feed_inner)); custom_exprs = (each target's
  * index conditions): the inner's, then a SubPlan's (probe_subplan_target).
  * 'next_id' gives it a plan node ID of its own.
  */
@@ -1064,7 +1041,7 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 	cscan->scan.plan.parallel_aware = (feed == PROBE_FEED_SHARED);
 	cscan->custom_private = list_make4(list_make1(list_make3_oid(indexoid, index_only, rti)),
 									   cx.allowed, attnos,
-									   list_make2_int(feed, probe_inner_reads_ahead(nl)));
+									   list_make1_int(feed));
 	cscan->custom_exprs = list_make1(indexqual);
 	if (has_sub)
 	{
@@ -1192,7 +1169,7 @@ dio_probe_hash_substitute(PlannedStmt *stmt, HashJoin *hj, bool plain, bool part
 		cscan = probe_make_node(outer, next_id);
 		cscan->custom_private = list_make4(list_make1(list_make3_oid(indexoid, index_only, rti)),
 										   list_copy(sp->parParam), attnos,
-										   list_make2_int(PROBE_FEED_NONE, false));
+										   list_make1_int(PROBE_FEED_NONE));
 		cscan->custom_exprs = list_make1(copyObject(qual));
 		return &cscan->scan.plan;
 	}
@@ -1290,7 +1267,6 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 		ps->ntargets = i + 1;
 	}
 	ps->outer_rows = ((Plan *) linitial(cscan->custom_plans))->plan_rows;
-	ps->inner_ahead = lsecond_int(lfourth(cscan->custom_private));
 	/* chunks read directly only where the OS page cache can be asked first */
 	if (linitial_int(lfourth(cscan->custom_private)) && ps->tg[0].scan != NULL &&
 		ps->tg[0].oscheck != NULL && probe_chunks(ps, &ps->tg[0]) != NULL)
@@ -1359,8 +1335,6 @@ probe_dense(ProbeState *ps, ProbeTarget *t)
 		probes = Max(ps->outer_rows, (double) ps->probes);
 		t->dense = (double) t->blocks_seen / ps->probes * probes >=
 			t->nblocks * PROBE_DENSE_TOUCHES;
-		t->crowded = (double) t->blocks_seen / ps->probes * probes >=
-			(double) t->nblocks * PROBE_CROWDED_TOUCHES;
 	}
 	return t->dense;
 }
@@ -1556,9 +1530,6 @@ probe_scan_blocks(ProbeState *ps, ProbeTarget *t)
 	/* a walk forward goes on where the outer jumps: it reads from there */
 	if (ps->resume && t == &ps->tg[0])
 		t->last_wanted = InvalidBlockNumber;
-	/* crowded probes of an inner that reads ahead itself: left to it */
-	if (dense && t->crowded && t == &ps->tg[0] && ps->inner_ahead && ps->feed == NULL)
-		return false;
 	before = t->last_wanted;
 	index_rescan(t->scan, t->keys, t->nkeys, NULL, 0);
 	while (nblocks < PROBE_SEEN_MAX &&
