@@ -6,10 +6,11 @@ bench_idx, indexscan.py's table of >= 2 GiB, through an index whose order is
 unrelated to the outer's, so every probe reads a random heap block (and, in
 an index of that size, usually a random leaf):
 
-  probe1   one row a probe: bench_idx.id = o.id (core's Index Scan inner,
-           which pg_dio keeps: it fetches one row a run)
+  probe1   one row a probe: bench_idx.id = o.id (with pg_dio a
+           PrefetchIndexScan inner that may take ProbePrefetch's direct
+           chunks, since id follows the heap's order)
   probe8   about eight rows a probe: bench_idx.r BETWEEN o.r AND o.r + 7
-           (PrefetchIndexScan inner with pg_dio)
+           (core's Index Scan inner below the ProbePrefetch)
 
 core: pg_dio's scans and ProbePrefetch off; pg_dio: the defaults.  Hash and
 merge joins, bitmap scans, Memoize and parallel workers off, so that both run
