@@ -43,7 +43,7 @@
  * core's reads of that pattern large.  The inner stays core's Index Scan
  * (dio_subst_walk) unless it takes the node's direct reads: with the probes'
  * blocks in flight, a PrefetchIndexScan's own look-ahead within a probe only
- * costs (TPC-H Q2, Q5, Q11).
+ * costs CPU (TPC-H Q2 and Q11 warm).
  *
  * A correlated SubPlan in the inner's filter whose plan is an index scan
  * (TPC-H Q20) has its index probed too, on the values that the inner's index
