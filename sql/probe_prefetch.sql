@@ -84,7 +84,7 @@ $$;
 CREATE FUNCTION pp_counts(q text, OUT probes bigint, OUT advised bigint,
                           OUT cached bigint, OUT outer_rows numeric, OUT outer_loops numeric,
                           OUT oscached bigint, OUT chunks bigint, OUT leaves bigint,
-                          OUT sampled bigint, OUT read_ahead bigint)
+                          OUT sampled bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
     j jsonb;
@@ -95,10 +95,8 @@ BEGIN
            (n -> 'Plans' -> 0 ->> 'Actual Rows')::numeric,
            (n -> 'Plans' -> 0 ->> 'Actual Loops')::numeric,
            (n ->> 'Heap Blocks OS-Cached')::bigint, (n ->> 'Heap Chunks Advised')::bigint,
-           (n ->> 'Leaf Pages Advised')::bigint, (n ->> 'Sampled Probes')::bigint,
-           (n ->> 'Heap Blocks Read Ahead')::bigint
-      INTO probes, advised, cached, outer_rows, outer_loops, oscached, chunks, leaves, sampled,
-           read_ahead
+           (n ->> 'Leaf Pages Advised')::bigint, (n ->> 'Sampled Probes')::bigint
+      INTO probes, advised, cached, outer_rows, outer_loops, oscached, chunks, leaves, sampled
       FROM jsonb_path_query(j, 'strict $.**') n
      WHERE n ->> 'Custom Plan Provider' = 'ProbePrefetch'
      LIMIT 1;
@@ -297,16 +295,6 @@ SELECT chunks > 0 AS chunks_advised,
        advised >= chunks * 8 AS whole_chunks
   FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s');
 SELECT pp_compare('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s');
--- ... and, in a plan without a Gather, reads the chunks into shared buffers
--- too, for I/O workers or the kernel to do: read ahead counts their blocks
--- not there already (a pin left on them would be reported at the end of the
--- transaction).  With io_method = sync nothing is read ahead: its reads
--- happen only when waited for.
-SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
-SELECT CASE current_setting('io_method')
-         WHEN 'sync' THEN read_ahead = 0
-         ELSE read_ahead > 0 AND read_ahead <= advised END AS read_ahead_by_io_method
-  FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s');
 -- crowded probes: 8,000 of them wanting 4 blocks each, each of pp_t's
 -- 4,000 blocks about 8 times: every chunk advised, each once
 CREATE TABLE pp_oc WITH (autovacuum_enabled = off) AS

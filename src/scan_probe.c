@@ -40,9 +40,7 @@
  *
  * What is advised: each block, or its 128 kB chunk where the probes are
  * dense (will want half the heap), as the kernel's own read-ahead makes
- * core's reads of that pattern large.  With no parallel-aware node below
- * it, a dense chunk's read into shared buffers is started too, for an I/O
- * worker or the kernel to do instead of this process (scan_preread.c).  The inner stays core's Index Scan
+ * core's reads of that pattern large.  The inner stays core's Index Scan
  * (dio_subst_walk) unless it takes the node's direct reads: with the probes'
  * blocks in flight, a PrefetchIndexScan's own look-ahead within a probe only
  * costs CPU (TPC-H Q2 and Q11 warm).
@@ -102,7 +100,6 @@
 #include "scan_direct.h"
 #include "scan_feed.h"
 #include "scan_prefetch.h"
-#include "scan_preread.h"
 #include "scan_probe.h"
 
 #define PROBE_NAME			"ProbePrefetch"
@@ -199,8 +196,6 @@ typedef struct ProbeTarget
 	uint64		blocks_cached;	/* in shared buffers already */
 	uint64		blocks_oscached;	/* in the OS page cache */
 	uint64		chunks_advised;
-	uint64		blocks_preread;	/* of the advised, read into shared buffers
-								 * too (scan_preread.c) */
 	uint64		leaves_advised;	/* leaf pages PrefetchBuffer started a read of */
 	uint64		leaves_cached;	/* leaf pages in shared buffers already */
 } ProbeTarget;
@@ -227,7 +222,6 @@ typedef struct ProbeState
 	AttrNumber *attnos;			/* ... and the outer columns that set them */
 	TupleTableSlot *probe_slot;
 	double		outer_rows;		/* the planner's estimate of the outer's rows */
-	PreRead		pr;				/* reads started into shared buffers, or none */
 
 	/* the outer rows read ahead */
 	MemoryContext qcxt;
@@ -1198,21 +1192,6 @@ probe_create_state(CustomScan *cscan)
 	return (Node *) ps;
 }
 
-/* the walker of probe_parallel_below */
-static bool
-probe_parallel_walker(PlanState *planstate, void *context)
-{
-	return planstate->plan->parallel_aware ||
-		planstate_tree_walker(planstate, probe_parallel_walker, context);
-}
-
-/* Does the plan of 'planstate' run parallel-aware scans (a Gather's)? */
-static bool
-probe_parallel_below(PlanState *planstate)
-{
-	return probe_parallel_walker(planstate, NULL);
-}
-
 /*
  * Open target 't': ids = (index OID, index-only, range table index of its
  * heap), indexqual its index conditions over the join's parameters.
@@ -1294,10 +1273,6 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 		ps->feed = dio_feed_create(estate, cscan->scan.plan.plan_node_id, ps->tg[0].heap,
 								   linitial_int(lfourth(cscan->custom_private)) == PROBE_FEED_SHARED);
 	ps->direct_ahead = cscan->scan.plan.parallel_aware ? PROBE_SHARED_AHEAD : PROBE_DIRECT_AHEAD;
-	/* dense chunks read by I/O workers or the kernel where no Gather's
-	 * processes take the CPUs (probe_advise_chunk) */
-	if (!IsParallelWorker() && !probe_parallel_below(ps->outer) && ps->tg[0].scan != NULL)
-		preread_init(&ps->pr, estate->es_query_cxt);
 
 	ps->qcxt = AllocSetContextCreate(estate->es_query_cxt, "ProbePrefetch queue",
 									 ALLOCSET_DEFAULT_SIZES);
@@ -1406,7 +1381,7 @@ probe_chunk_done(ProbeTarget *t, BlockNumber blk)
  * blocks are in the OS page cache; -1: not asked yet); whether it was.
  */
 static bool
-probe_advise_chunk(ProbeState *ps, ProbeTarget *t, BlockNumber chunk, int cached)
+probe_advise_chunk(ProbeTarget *t, BlockNumber chunk, int cached)
 {
 	BlockNumber lo = chunk * PROBE_CHUNK;
 	int			n;
@@ -1425,8 +1400,6 @@ probe_advise_chunk(ProbeState *ps, ProbeTarget *t, BlockNumber chunk, int cached
 		return false;
 	}
 	(void) smgrprefetch(RelationGetSmgr(t->heap), MAIN_FORKNUM, lo, n);
-	if (ps->pr.nslots > 0 && preread_room(&ps->pr, n))
-		t->blocks_preread += preread_blocks(&ps->pr, t->heap, MAIN_FORKNUM, lo, n);
 	t->blocks_advised += n;
 	t->chunks_advised++;
 	return true;
@@ -1534,7 +1507,7 @@ probe_read_chunk(ProbeState *ps, ProbeTarget *t, BlockNumber chunk)
 	int			cached = -1;
 
 	return probe_direct_chunk(ps, t, chunk, &cached) ||
-		probe_advise_chunk(ps, t, chunk, cached);
+		probe_advise_chunk(t, chunk, cached);
 }
 
 /*
@@ -1575,9 +1548,6 @@ probe_scan_blocks(ProbeState *ps, ProbeTarget *t)
 			continue;
 		if (t->index_only && VM_ALL_VISIBLE(t->heap, blk, &t->vmbuf))
 			continue;
-		/* dense, its chunk on its way: no lookup in shared buffers */
-		if (dense && ps->feed == NULL && probe_chunk_done(t, blk))
-			continue;
 		if (dio_block_resident(t->heap, blk))
 		{
 			t->blocks_cached++;
@@ -1599,7 +1569,7 @@ probe_scan_blocks(ProbeState *ps, ProbeTarget *t)
 			continue;
 		if (dense && blk < t->nblocks && probe_chunks(ps, t) != NULL)
 		{
-			if (probe_advise_chunk(ps, t, blk / PROBE_CHUNK, -1))
+			if (probe_advise_chunk(t, blk / PROBE_CHUNK, -1))
 				started = true;
 			continue;
 		}
@@ -1905,9 +1875,6 @@ probe_exec(CustomScanState *node)
 		pfree(ps->returned);
 		ps->returned = NULL;
 	}
-	/* the reads done since: their pins go */
-	if (ps->pr.head < ps->pr.tail)
-		preread_reap(&ps->pr, false);
 	/* sampling: what is queued is returned, then rows pass through */
 	pass = ps->tg[0].scan == NULL || ps->idle >= PROBE_IDLE_LIMIT;
 	if (pass && ps->qcount == 0 && !ps->outer_done)
@@ -1965,8 +1932,6 @@ probe_end(CustomScanState *node)
 
 	if (ps->feed != NULL)
 		dio_feed_end(ps->feed);
-	if (ps->pr.nslots > 0)
-		preread_reap(&ps->pr, true);
 	for (int i = 0; i < ps->ntargets; i++)
 	{
 		ProbeTarget *t = &ps->tg[i];
@@ -2044,13 +2009,11 @@ probe_shutdown(CustomScanState *node)
 
 	if (ps->feed != NULL)
 		dio_feed_detach(ps->feed);
-	if (ps->pr.nslots > 0)
-		preread_reap(&ps->pr, true);
 }
 
 /* One target's counters; 'what' prefixes their labels ("" or "SubPlan "). */
 static void
-probe_explain_target(ProbeTarget *t, const char *what, bool reads_ahead, ExplainState *es)
+probe_explain_target(ProbeTarget *t, const char *what, ExplainState *es)
 {
 	char		label[64];
 
@@ -2062,8 +2025,6 @@ probe_explain_target(ProbeTarget *t, const char *what, bool reads_ahead, Explain
 						 what, t->blocks_advised, t->blocks_cached, t->blocks_oscached);
 		if (t->chunks_advised > 0)
 			appendStringInfo(es->str, " chunks=%" PRIu64, t->chunks_advised);
-		if (reads_ahead)
-			appendStringInfo(es->str, " read ahead=%" PRIu64, t->blocks_preread);
 		appendStringInfoChar(es->str, '\n');
 		if (t->leafkey != NULL)
 		{
@@ -2082,7 +2043,6 @@ probe_explain_target(ProbeTarget *t, const char *what, bool reads_ahead, Explain
 	PROBE_PROP("Heap Blocks In Shared Buffers", t->blocks_cached);
 	PROBE_PROP("Heap Blocks OS-Cached", t->blocks_oscached);
 	PROBE_PROP("Heap Chunks Advised", t->chunks_advised);
-	PROBE_PROP("Heap Blocks Read Ahead", t->blocks_preread);
 	if (t->leafkey != NULL)
 	{
 		PROBE_PROP("Leaf Pages Advised", t->leaves_advised);
@@ -2122,7 +2082,7 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Sampled Probes", NULL, ps->sampled, es);
 		ExplainPropertyInteger("Look-ahead Max", NULL, ps->max_distance, es);
 	}
-	probe_explain_target(&ps->tg[0], "", ps->pr.nslots > 0, es);
+	probe_explain_target(&ps->tg[0], "", es);
 	if (ps->feed != NULL)
 	{
 		const DioFeedCounters *fc = dio_feed_counters(ps->feed);
@@ -2153,7 +2113,7 @@ probe_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		}
 	}
 	for (int i = 1; i < ps->ntargets; i++)
-		probe_explain_target(&ps->tg[i], "SubPlan ", ps->pr.nslots > 0, es);
+		probe_explain_target(&ps->tg[i], "SubPlan ", es);
 }
 
 void
