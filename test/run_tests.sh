@@ -31,6 +31,15 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 
 started=$(date +%s)
+# section TITLE: a part of the run begins; the one before says its seconds
+section_title=
+section_start=$SECONDS
+section() {
+	[ -z "$section_title" ] || echo "-- ${section_title%%:*}: $((SECONDS - section_start)) s"
+	section_title=$1
+	section_start=$SECONDS
+	[ -z "$1" ] || echo "== $1"
+}
 passed=0
 failed=0
 failed_suites=()
@@ -77,11 +86,11 @@ pg_regress() {
 }
 
 # --- pg_regress ------------------------------------------------------------
-echo "== pg_regress: ${REGRESS[*]}"
+section "pg_regress: ${REGRESS[*]}"
 run_suite regress pg_regress --outputdir="$OUT/regress" --dbname=contrib_regression "${REGRESS[@]}"
 
 # --- pgTAP -----------------------------------------------------------------
-echo "== pgTAP: test/pgtap"
+section "pgTAP: test/pgtap"
 psql -X -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS pgtap_regression" \
 	-c "CREATE DATABASE pgtap_regression" >/dev/null &&
 	psql -X -q -v ON_ERROR_STOP=1 -d pgtap_regression \
@@ -100,19 +109,19 @@ failed=$((failed + bad))
 [ "$rc" != 0 ] && failed_suites+=(pgtap)
 
 # --- isolation -------------------------------------------------------------
-echo "== isolation: ${ISOLATION[*]}"
+section "isolation: ${ISOLATION[*]}"
 run_suite isolation "$PGXSDIR/src/test/isolation/pg_isolation_regress" --bindir="$BINDIR" \
 	--inputdir="$PG_DIO_ROOT/test/isolation" --outputdir="$OUT/isolation" \
 	--dbname=isolation_regression --load-extension=pg_dio "${ISOLATION[@]}"
 
 # --- differential stress (DirectSeqScan on vs off under concurrent change) ---
 STRESS_SECONDS=${PG_DIO_STRESS_SECONDS:-20}
-echo "== differential stress: ${STRESS_SECONDS} s"
+section "differential stress: ${STRESS_SECONDS} s"
 run_check stress python3 "$PG_DIO_ROOT/test/stress/differential.py" --seconds "$STRESS_SECONDS" \
 	--max-seconds $((STRESS_SECONDS * 3))
 # the same with the readers on a hot standby of a primary that writes (its own
 # clusters stress-p and stress-s; at least 5000 comparisons in runs of 300 s)
-echo "== differential stress on a hot standby: ${STRESS_SECONDS} s"
+section "differential stress on a hot standby: ${STRESS_SECONDS} s"
 run_check standby-stress env PG_DIO_STRESS_SECONDS="$STRESS_SECONDS" "$PG_DIO_ROOT/test/stress/standby_stress.sh"
 
 # --- reliability: leaks and cancellation loops (test/reliability) ----------
@@ -122,7 +131,7 @@ run_check standby-stress env PG_DIO_STRESS_SECONDS="$STRESS_SECONDS" "$PG_DIO_RO
 # with reads in flight.  Full counts in make test too (about 25 s and 50 s).
 LEAK_RUNS=${PG_DIO_LEAK_RUNS:-1000}
 CANCEL_COUNT=${PG_DIO_CANCEL_COUNT:-200}
-echo "== reliability: leaks (${LEAK_RUNS} runs in one backend, after its self-test)"
+section "reliability: leaks (${LEAK_RUNS} runs in one backend, after its self-test)"
 leaks_with_self_test() {
 	local st
 	python3 "$PG_DIO_ROOT/test/reliability/leaks.py" --self-test --runs 300
@@ -130,29 +139,29 @@ leaks_with_self_test() {
 	python3 "$PG_DIO_ROOT/test/reliability/leaks.py" --runs "$LEAK_RUNS" && [ "$st" = 0 ]
 }
 run_check leaks leaks_with_self_test
-echo "== reliability: cancel loops (${CANCEL_COUNT} each of timeout, cancel, terminate, index)"
+section "reliability: cancel loops (${CANCEL_COUNT} each of timeout, cancel, terminate, index)"
 run_check cancel-loops python3 "$PG_DIO_ROOT/test/reliability/cancel_loops.py" --count "$CANCEL_COUNT"
 # totals_race.py: cluster totals polled while backends exit
-echo "== reliability: cluster totals while backends exit"
+section "reliability: cluster totals while backends exit"
 run_check totals-race python3 "$PG_DIO_ROOT/test/reliability/totals_race.py"
 # hang_test.py: reads that never complete (after the cancel loops: the reads
 # it abandons stay counted as in flight until it resets the counters)
-echo "== reliability: reads that never complete (cancel, ROLLBACK, terminate)"
+section "reliability: reads that never complete (cancel, ROLLBACK, terminate)"
 run_check hang python3 "$PG_DIO_ROOT/test/reliability/hang_test.py"
 # replica_test.py: a primary and a hot standby of its own (replica-p,
 # replica-s), stopped at its end
-echo "== reliability: hot standby (direct reads, replay LSN bound, conflicts, promotion)"
+section "reliability: hot standby (direct reads, replay LSN bound, conflicts, promotion)"
 run_check replica python3 "$PG_DIO_ROOT/test/reliability/replica_test.py"
 
 # --- monitoring: postgres_exporter and Prometheus, the real programs --------
 # (Debian's packages, unpacked by test/setup.sh); monitoring/'s collector files
 # and dashboard against the views (test/monitoring/exporter_test.py)
-echo "== monitoring: postgres_exporter, pg_exporter's collectors, Prometheus, the dashboard"
+section "monitoring: postgres_exporter, pg_exporter's collectors, Prometheus, the dashboard"
 run_check monitoring env PG_DIO_PROMETHEUS_ROOT="$WORK/.tmp/prometheus" \
 	python3 "$PG_DIO_ROOT/test/monitoring/exporter_test.py"
 
 # --- kill -9 with reads in flight (a cluster of its own) ---------------------
-echo "== crash: kill -9 with direct reads in flight"
+section "crash: kill -9 with direct reads in flight"
 run_suite crash "$PG_DIO_ROOT/test/crash_test.sh"
 
 # regress_own_cluster NAME SETTING: the pg_regress suite NAME against a
@@ -172,12 +181,12 @@ regress_own_cluster() {
 }
 
 # --- without shared_preload_libraries --------------------------------------
-echo "== pg_regress without shared_preload_libraries: nopreload"
+section "pg_regress without shared_preload_libraries: nopreload"
 regress_own_cluster nopreload "shared_preload_libraries = ''"
 
 # --- beside another extension's custom node that pg_dio does not know -------
 # (test/modules/dio_test_custom, preloaded before pg_dio)
-echo "== pg_regress beside a custom node pg_dio does not know: custom_nodes"
+section "pg_regress beside a custom node pg_dio does not know: custom_nodes"
 # (built anew: objects left from a build against another PostgreSQL would
 # install as they are, and that server would refuse to load them)
 if { make -s -C "$PG_DIO_ROOT/test/modules/dio_test_custom" PG_CONFIG="$PGC" clean &&
@@ -193,7 +202,7 @@ fi
 # --- pg_stat_aios under a translated lc_messages (test/aios_lang.sh) --------
 # needs PostgreSQL built with NLS: skipped, saying why, with the PyPI wheel,
 # which has none; then it runs against the source build below
-echo "== pg_stat_aios under translated messages: test/aios_lang.sh"
+section "pg_stat_aios under translated messages: test/aios_lang.sh"
 run_suite aios-lang "$PG_DIO_ROOT/test/aios_lang.sh"
 
 # --- make installcheck against a cluster with PostgreSQL's defaults ---------
@@ -202,7 +211,7 @@ run_suite aios-lang "$PG_DIO_ROOT/test/aios_lang.sh"
 # the account's locked-memory limit; the suites that need what such a server
 # lacks say so and stop.  PG_DIO_INSTALLCHECK=0 skips it.
 if [ "${PG_DIO_INSTALLCHECK:-1}" != 0 ]; then
-	echo "== make installcheck against a cluster with PostgreSQL's defaults"
+	section "make installcheck against a cluster with PostgreSQL's defaults"
 	"$PG_DIO_ROOT/test/cluster.sh" destroy plain >/dev/null 2>&1
 	if plain_env=$(PG_DIO_CLUSTER_PLAIN=1 "$PG_DIO_ROOT/test/cluster.sh" start plain); then
 		run_suite installcheck bash -c 'eval "$1"; shift; exec "$@"' _ "$plain_env" \
@@ -226,9 +235,10 @@ fi
 # (18.6, or $PG; test/scripts/build_pg.sh: about 4 minutes once, then cached),
 # with io_method worker and io_uring.  PG_DIO_CORE_REGRESS=0 skips them.
 if [ "${PG_DIO_CORE_REGRESS:-1}" != 0 ]; then
+	section "PostgreSQL from source for its own suites (built once into the cache)"
 	if SRC_PGC=$("$PG_DIO_ROOT/test/scripts/build_pg.sh" "${PG:-18}"); then
 		for m in worker io_uring; do
-			echo "== PostgreSQL's own suites, pg_dio forced on vs off, io_method=$m"
+			section "PostgreSQL's own suites, pg_dio forced on vs off, io_method=$m"
 			PG_CONFIG=$SRC_PGC "$PG_DIO_ROOT/test/core_regress.sh" --io-method "$m" 2>&1 |
 				tee "$OUT/core_regress_$m.log"
 			p=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$OUT/core_regress_$m.log" | tail -n 1)
@@ -243,7 +253,7 @@ if [ "${PG_DIO_CORE_REGRESS:-1}" != 0 ]; then
 		# PostgreSQL could not show it: this build has NLS, and pg_dio
 		# (installed here by test/core_regress.sh)
 		if [[ " ${skipped_suites[*]} " == *" aios-lang "* ]]; then
-			echo "== pg_stat_aios under translated messages, PostgreSQL from source: test/aios_lang.sh"
+			section "pg_stat_aios under translated messages, PostgreSQL from source: test/aios_lang.sh"
 			run_suite aios-lang-src env PG_CONFIG="$SRC_PGC" "$PG_DIO_ROOT/test/aios_lang.sh"
 		fi
 	else
@@ -252,6 +262,8 @@ if [ "${PG_DIO_CORE_REGRESS:-1}" != 0 ]; then
 		failed_suites+=(core-regress)
 	fi
 fi
+
+section ""
 
 # --- the server must have survived everything ------------------------------
 if grep -E "terminated by signal|server process .* was terminated|PANIC" \
