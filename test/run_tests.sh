@@ -35,7 +35,9 @@ started=$(date +%s)
 section_title=
 section_start=$SECONDS
 section() {
-	[ -z "$section_title" ] || echo "-- ${section_title%%:*}: $((SECONDS - section_start)) s"
+	local label=${section_title%% (*}
+	label=${label%%: [0-9]* s}
+	[ -z "$label" ] || echo "-- ${label:0:48}: $((SECONDS - section_start)) s"
 	section_title=$1
 	section_start=$SECONDS
 	[ -z "$1" ] || echo "== $1"
