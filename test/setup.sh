@@ -32,26 +32,14 @@ if [ "$WORK" != "$PG_DIO_ROOT" ]; then
 fi
 
 # --- Debian packages -------------------------------------------------------
-need=()
-for p in liburing-dev build-essential fio perl valgrind; do
-	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
-done
+pkgs=(liburing-dev build-essential fio perl valgrind)
 # the monitoring test reads YAML
-python3 -c 'import yaml' 2>/dev/null || need+=(python3-yaml)
+python3 -c 'import yaml' 2>/dev/null || pkgs+=(python3-yaml)
 # python3 -m venv needs ensurepip (python3-venv on Debian's python).
 if ! find_pg_config >/dev/null 2>&1 && ! python3 -c 'import ensurepip' 2>/dev/null; then
-	need+=(python3-venv)
+	pkgs+=(python3-venv)
 fi
-if [ ${#need[@]} -gt 0 ]; then
-	if is_root; then
-		note "installing Debian packages: ${need[*]}"
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get update -qq
-		apt-get install -y -qq "${need[@]}" >/dev/null
-	else
-		die "missing Debian packages; run: sudo apt-get install -y ${need[*]}"
-	fi
-fi
+pg_dio_apt_install "${pkgs[@]}"
 
 # --- PostgreSQL 18 ---------------------------------------------------------
 if ! PGC=$(find_pg_config); then
@@ -74,7 +62,7 @@ unpack_debs() {
 	chmod 755 "$dl"
 	if ! (cd "$dl" && apt-get download "$@" >/dev/null 2>&1); then
 		if is_root; then
-			apt-get update -qq
+			pg_dio_apt_update
 			(cd "$dl" && apt-get download "$@" >/dev/null)
 		else
 			die "apt-get download of $* failed; run: sudo apt-get update"

@@ -46,7 +46,7 @@ CITUS_TARBALL=${PG_DIO_CITUS_TARBALL:-$(cd "$PG_DIO_ROOT/.." && pwd)/shared/ext-
 [ -f "$CITUS_TARBALL" ] || die "no Citus source: $CITUS_TARBALL"
 NODES=(citus-c citus-w1 citus-w2)
 
-ext_init
+if [ "$BUILD_ONLY" = 1 ]; then ext_init build-only; else ext_init; fi
 
 # build_citus: Citus built once per PostgreSQL build and tarball into
 # $CITUS_DIR/src (kept: its regression tests run from a copy of it),
@@ -60,7 +60,7 @@ build_citus() {
 	exec 8>"$CITUS_DIR.lock"
 	flock 8
 	if [ ! -f "$CITUS_DIR/.complete" ]; then
-		ext_apt_install libcurl4-openssl-dev liblz4-dev libzstd-dev build-essential
+		pg_dio_apt_install libcurl4-openssl-dev liblz4-dev libzstd-dev build-essential
 		note "building Citus from $(basename "$CITUS_TARBALL") into $CITUS_DIR (about 3 minutes on 2 cores)"
 		rm -rf "$CITUS_DIR"
 		mkdir -p "$CITUS_DIR/src"

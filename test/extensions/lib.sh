@@ -40,7 +40,7 @@ ext_server_account() {
 	fi
 }
 
-# ext_init: set PGC, BINDIR, PG_REGRESS, WORK, IO_METHOD; build PostgreSQL 18 (cached) unless PG_CONFIG is set, install pg_dio into it, make the server account
+# ext_init [build-only]: set PGC, BINDIR, PG_REGRESS, WORK, IO_METHOD; build PostgreSQL 18 (cached) unless PG_CONFIG is set, install pg_dio into it (not with build-only: an extension's build needs only PostgreSQL, and pg_dio's objects are built in the checkout, which another build may be using), make the server account
 ext_init() {
 	if [ -z "${PG_CONFIG:-}" ]; then
 		PG_CONFIG=$("$PG_DIO_ROOT/test/scripts/build_pg.sh" "${PG:-18}") || die "PostgreSQL did not build"
@@ -55,20 +55,10 @@ ext_init() {
 	WORK=$(pg_dio_workdir)
 	mkdir -p "$WORK/.tmp"
 	[ "$WORK" = "$PG_DIO_ROOT" ] || chmod 755 "$WORK"
-	make -s -C "$PG_DIO_ROOT" PG_CONFIG="$PGC" install >/dev/null || die "pg_dio did not build against $PGC"
+	[ "${1:-}" = build-only ] ||
+		make -s -C "$PG_DIO_ROOT" PG_CONFIG="$PGC" install >/dev/null || die "pg_dio did not build against $PGC"
 	trap ext_stop_clusters EXIT
 	trap 'exit 130' INT TERM
-}
-
-# ext_apt_install PKG...: install the Debian packages that are missing (as root; otherwise die with the apt-get line)
-ext_apt_install() {
-	local need=() p
-	for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
-	[ ${#need[@]} -eq 0 ] && return 0
-	is_root || die "missing Debian packages; run: sudo apt-get install -y ${need[*]}"
-	note "installing Debian packages: ${need[*]}"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null ||
-		{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; }
 }
 
 # ext_debian_source PKG [SUITE]: print the .dsc of Debian's source package PKG: the newest PKG_*.dsc in PG_DIO_EXT_SRC (default ../shared/ext-src beside the checkout), else SUITE's (unstable by default), fetched with an apt configuration of our own (as build_pg.sh fetches postgresql-18)
@@ -173,7 +163,7 @@ ext_build() {
 	src="$dir/src"
 	log="$dir/build.log"
 	if [ ! -f "$dir/.complete" ]; then
-		ext_apt_install dpkg-dev build-essential
+		pg_dio_apt_install dpkg-dev build-essential
 		note "building $name from $(basename "$dsc") into $dir"
 		rm -rf "$dir"
 		mkdir -p "$dir"

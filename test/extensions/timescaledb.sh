@@ -12,8 +12,9 @@
 #     TSDB_SUITES="apache tsl" picks suites, TSDB_TESTS name patterns
 #     (TimescaleDB's pg_regress.sh TESTS, e.g. "*append* skip_scan*").
 #
-#   - build: only build and install TimescaleDB (make bench's timescaledb
-#     experiment, test/bench/extensions.sh).
+#   - build: only build and install TimescaleDB, not pg_dio (make bench's
+#     timescaledb experiment, test/bench/extensions.sh; .ci/run ahead of
+#     the suites).
 #
 #   test/extensions/timescaledb.sh [build] [hypertable] [suites]
 #   (hypertable and suites by default)
@@ -24,16 +25,20 @@ PARTS=("$@")
 [ ${#PARTS[@]} -gt 0 ] || PARTS=(hypertable suites)
 TARBALL=${PG_DIO_TSDB_TARBALL:-$(cd "$PG_DIO_ROOT/.." && pwd)/shared/ext-src/timescaledb-2.29.2.tar.gz}
 
-ext_init
+if [ "${PARTS[*]}" = build ]; then ext_init build-only; else ext_init; fi
 [ -f "$TARBALL" ] || die "TimescaleDB source: $TARBALL is absent"
 TSDB=$(ext_cache_dir timescaledb "$(sha256sum "$TARBALL" | cut -c1-64)")
 BUILD=$TSDB/src/build
 
 # build_tsdb: TimescaleDB built (once) and installed into PostgreSQL
 build_tsdb() {
+	mkdir -p "$(dirname "$TSDB")"
+	# one build at a time; a second caller waits and then finds it
+	exec 8>"$TSDB.lock"
+	flock 8
 	if [ ! -f "$TSDB/.complete" ]; then
-		ext_apt_install cmake
-		note "building TimescaleDB from $(basename "$TARBALL") into $TSDB (about 8 minutes)"
+		pg_dio_apt_install cmake
+		note "building TimescaleDB from $(basename "$TARBALL") into $TSDB (about 3 minutes on 2 cores)"
 		rm -rf "$TSDB"
 		mkdir -p "$TSDB"
 		tar -C "$TSDB" -xzf "$TARBALL"
@@ -49,6 +54,7 @@ build_tsdb() {
 	fi
 	(unset MAKELEVEL MAKEFLAGS MFLAGS MAKEOVERRIDES GNUMAKEFLAGS; make -C "$BUILD" install) >"$TSDB/install.log" 2>&1 ||
 		{ tail -n 30 "$TSDB/install.log" >&2; die "TimescaleDB did not install (log: $TSDB/install.log)"; }
+	exec 8>&-
 }
 
 hypertable() {

@@ -68,17 +68,7 @@ if [ -x "$PGC" ] && [ -f "$DIR/.complete" ]; then
 	exit 0
 fi
 
-need=()
-for p in liburing-dev bison flex gettext zlib1g-dev libreadline-dev pkg-config build-essential; do
-	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
-done
-if [ ${#need[@]} -gt 0 ]; then
-	is_root || die "missing Debian packages; run: sudo apt-get install -y ${need[*]}"
-	note "installing Debian packages: ${need[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq
-	apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+pg_dio_apt_install liburing-dev bison flex gettext zlib1g-dev libreadline-dev pkg-config build-essential
 
 note "building PostgreSQL $ver from $(basename "$tarball") into $DIR (about 3 minutes)"
 rm -rf "$DIR"

@@ -14,6 +14,36 @@ note() { echo "pg_dio: $*" >&2; }
 
 is_root() { [ "$(id -u)" = 0 ]; }
 
+# pg_dio_apt_install PKG...: install those of Debian's packages PKG that are
+# missing (as root; otherwise die with the apt-get line).  pg_dio's scripts
+# install one at a time (CI builds in the background), and apt's own lock,
+# held by anyone else, is waited for: each wait at most 10 minutes.
+pg_dio_apt_install() {
+	local need=() p
+	for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
+	[ ${#need[@]} -eq 0 ] && return 0
+	is_root || die "missing Debian packages; run: sudo apt-get install -y ${need[*]}"
+	(
+		flock -w 600 9 || exit 1
+		need=()
+		for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || need+=("$p"); done
+		[ ${#need[@]} -eq 0 ] && exit 0
+		note "installing Debian packages: ${need[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt=(apt-get -qq -o DPkg::Lock::Timeout=600)
+		"${apt[@]}" install -y "${need[@]}" >/dev/null 2>&1 ||
+			{ "${apt[@]}" update && "${apt[@]}" install -y "${need[@]}" >/dev/null; }
+	) 9>/run/lock/pg_dio-apt.lock || die "apt-get install -y ${need[*]} failed"
+}
+
+# pg_dio_apt_update: apt-get update (as root), one apt-get at a time as above
+pg_dio_apt_update() {
+	(
+		flock -w 600 9 || exit 1
+		apt-get -qq -o DPkg::Lock::Timeout=600 update
+	) 9>/run/lock/pg_dio-apt.lock
+}
+
 # Work directory for the venv, pgTAP and clusters: PG_DIO_WORKDIR, else the
 # checkout, unless we are root and the unprivileged server account cannot
 # reach it (e.g. a clone under /root).
