@@ -305,6 +305,29 @@ SELECT chunks >= (SELECT pg_relation_size('pp_t') / 8192 / 16 * 9 / 10) AS every
        chunks <= (SELECT pg_relation_size('pp_t') / 8192 / 16 + 1) AS each_chunk_once
   FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_oc o JOIN pp_t t ON t.k = o.s');
 SELECT pp_compare('SELECT o.s, t.id, t.g FROM pp_oc o JOIN pp_t t ON t.k = o.s');
+-- in a parallel query, whether the probes are dense is judged over the rows
+-- the planner expects of all its processes, since a chunk one of them reads
+-- is in the OS page cache for the others' probes: 857 probes of 4 blocks
+-- each, a process's share (1 in 2.4) below half of pp_t's blocks, all of
+-- them above.  No worker starts here, so the leader runs every probe and
+-- advises in chunks from its first probes on, not only once it has probed
+-- more rows than its share.
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers = 0;
+SELECT dio_plan('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s WHERE o.y < 3');
+SELECT count(*) > 0 AS evicted FROM pg_dio_evict('pp_t');
+SELECT chunks > 0 AS chunks_advised, advised - chunks * 16 < 64 AS in_chunks_from_the_start
+  FROM pp_counts('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s WHERE o.y < 3');
+SELECT pp_compare('SELECT o.s, t.id, t.g FROM pp_o o JOIN pp_t t ON t.k = o.s WHERE o.y < 3', false);
+RESET max_parallel_workers;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+SET max_parallel_workers_per_gather = 0;
 -- probes walking the heap forward (the outer in pp_t's order, a block to
 -- read every 2 or so, 2,000 of pp_t's 4,000: not dense), without direct
 -- reads: nothing is advised once the walk is seen to go forward, since the

@@ -79,6 +79,7 @@ typedef struct DioSubst
 	List	   *probed;			/* relations the nested loops above probe */
 	List	   *rescanned;		/* relations two Seq Scans of the plan read */
 	double		bound_fraction; /* of its input the innermost Limit above reads */
+	double		participants;	/* the Gather's rows per row of one process; 1 */
 } DioSubst;
 
 /*
@@ -314,9 +315,19 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 			break;
 		case T_IncrementalSort:
 		case T_Unique:
+			plan->lefttree = dio_subst_walk(cx, plan->lefttree, stream);
+			break;
 		case T_Gather:
 		case T_GatherMerge:
-			plan->lefttree = dio_subst_walk(cx, plan->lefttree, stream);
+			{
+				double		outer_participants = cx->participants;
+
+				/* below, a node's rows are one process's (compute_gather_rows) */
+				if (plan->lefttree != NULL && plan->lefttree->plan_rows > 0)
+					cx->participants = Max(plan->plan_rows / plan->lefttree->plan_rows, 1.0);
+				plan->lefttree = dio_subst_walk(cx, plan->lefttree, stream);
+				cx->participants = outer_participants;
+			}
 			break;
 		case T_Append:
 			dio_subst_list(cx, ((Append *) plan)->appendplans, stream);
@@ -355,7 +366,7 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 				cx->probed = list_delete_last(cx->probed);
 			/* under a ProbePrefetch the inner stays core's unless it is fed */
 			sub = dio_probe_substitute(cx->stmt, (NestLoop *) plan, cx->plain,
-									   stream != 0, &cx->next_id, cx->set);
+									   stream != 0, cx->participants, &cx->next_id, cx->set);
 			if (sub != NULL)
 			{
 				plan->lefttree = sub;
@@ -369,7 +380,7 @@ dio_subst_walk(DioSubst *cx, Plan *plan, int pos)
 			plan->righttree = dio_subst_walk(cx, plan->righttree, pos & DIO_POS_PARTIAL);
 			sub = dio_probe_hash_substitute(cx->stmt, (HashJoin *) plan, cx->plain,
 											(pos & (DIO_POS_STREAM | DIO_POS_PARTIAL)) != 0,
-											&cx->next_id, cx->set);
+											cx->participants, &cx->next_id, cx->set);
 			if (sub != NULL)
 			{
 				plan->lefttree = sub;
@@ -491,6 +502,7 @@ dio_planner(DIO_PLANNER_PARAMS)
 	cx.next_id = dio_max_plan_id(stmt->planTree) + 1;
 	cx.probed = NIL;
 	cx.bound_fraction = 1.0;
+	cx.participants = 1.0;
 	cx.rescanned = set.enable_direct_scan ? dio_rescanned_relations(stmt) : NIL;
 	{
 		ListCell   *lc;

@@ -221,7 +221,7 @@ typedef struct ProbeState
 	int		   *paramnos;		/* the join's PARAM_EXEC numbers ... */
 	AttrNumber *attnos;			/* ... and the outer columns that set them */
 	TupleTableSlot *probe_slot;
-	double		outer_rows;		/* the planner's estimate of the outer's rows */
+	double		outer_rows;		/* the planner's outer rows, all processes' */
 
 	/* the outer rows read ahead */
 	MemoryContext qcxt;
@@ -930,6 +930,22 @@ probe_feed_inner(PlannedStmt *stmt, NestLoop *nl, Oid indexoid, bool index_only,
 }
 
 /*
+ * The outer rows the planner expects over all processes of a parallel query
+ * ('participants' per row of one), as an int for custom_private: a share of
+ * them in each process where the outer is parallel-aware; otherwise each
+ * process runs all of them (a Hash's input) and they count once.
+ */
+static int
+probe_all_rows(Plan *outer, double participants)
+{
+	double		rows = outer->plan_rows;
+
+	if (probe_rows(outer) == PROBE_ROWS_SHARE)
+		rows *= participants;
+	return (int) Min(rows, (double) INT_MAX);
+}
+
+/*
  * A ProbePrefetch over 'outer', returning its rows as they are: its scan
  * tuple is the outer's target list (custom_scan_tlist, OUTER_VAR Vars over
  * lefttree, which EXPLAIN deparses through), its target list that tuple.
@@ -991,7 +1007,7 @@ probe_make_node(Plan *outer, int *next_id)
  */
 Plan *
 dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
-					 int *next_id, const DioPlanSettings *set)
+					 double participants, int *next_id, const DioPlanSettings *set)
 {
 	Plan	   *outer = nl->join.plan.lefttree;
 	CustomScan *cscan;
@@ -1041,7 +1057,7 @@ dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain, bool partial,
 	cscan->scan.plan.parallel_aware = (feed == PROBE_FEED_SHARED);
 	cscan->custom_private = list_make4(list_make1(list_make3_oid(indexoid, index_only, rti)),
 									   cx.allowed, attnos,
-									   list_make1_int(feed));
+									   list_make2_int(feed, probe_all_rows(outer, participants)));
 	cscan->custom_exprs = list_make1(indexqual);
 	if (has_sub)
 	{
@@ -1123,7 +1139,7 @@ probe_subplan_driver(PlannedStmt *stmt, Plan *plan, List *params, bool partial,
  */
 Plan *
 dio_probe_hash_substitute(PlannedStmt *stmt, HashJoin *hj, bool plain, bool partial,
-						  int *next_id, const DioPlanSettings *set)
+						  double participants, int *next_id, const DioPlanSettings *set)
 {
 	Plan	   *outer = hj->join.plan.lefttree;
 	List	   *subplans = NIL;
@@ -1169,7 +1185,8 @@ dio_probe_hash_substitute(PlannedStmt *stmt, HashJoin *hj, bool plain, bool part
 		cscan = probe_make_node(outer, next_id);
 		cscan->custom_private = list_make4(list_make1(list_make3_oid(indexoid, index_only, rti)),
 										   list_copy(sp->parParam), attnos,
-										   list_make1_int(PROBE_FEED_NONE));
+										   list_make2_int(PROBE_FEED_NONE,
+														  probe_all_rows(outer, participants)));
 		cscan->custom_exprs = list_make1(copyObject(qual));
 		return &cscan->scan.plan;
 	}
@@ -1266,7 +1283,7 @@ probe_begin(CustomScanState *node, EState *estate, int eflags)
 						   list_nth(cscan->custom_exprs, i));
 		ps->ntargets = i + 1;
 	}
-	ps->outer_rows = ((Plan *) linitial(cscan->custom_plans))->plan_rows;
+	ps->outer_rows = lsecond_int(lfourth(cscan->custom_private));
 	/* chunks read directly only where the OS page cache can be asked first */
 	if (linitial_int(lfourth(cscan->custom_private)) && ps->tg[0].scan != NULL &&
 		ps->tg[0].oscheck != NULL && probe_chunks(ps, &ps->tg[0]) != NULL)
@@ -1319,7 +1336,8 @@ probe_chunks(ProbeState *ps, ProbeTarget *t)
 /*
  * Are the probes dense: at the rate seen so far and over the outer rows the
  * planner expects (or more, if more came), will they want half of the heap's
- * blocks?  Then one request for a 128 kB chunk costs the device less than its
+ * blocks?  In a parallel query, the rows of all its processes: a chunk one
+ * of them reads is in the OS page cache for the others' probes.  Then one request for a 128 kB chunk costs the device less than its
  * eight wanted blocks one by one (fio, this VM: 128 kB random reads at depth
  * 4 1.1 GB/s, 8 kB at depth 32 530 MB/s).  The kernel's read-ahead makes
  * core's reads of such a heap as large, once the pages around a miss are

@@ -31,10 +31,10 @@ extern PGDLLIMPORT int pg_dio_probe_shared_memory_kb;
 
 extern void dio_probe_init(void);
 extern Plan *dio_probe_substitute(PlannedStmt *stmt, NestLoop *nl, bool plain,
-								  bool partial, int *next_id,
+								  bool partial, double participants, int *next_id,
 								  const DioPlanSettings *set);
 extern Plan *dio_probe_hash_substitute(PlannedStmt *stmt, HashJoin *hj, bool plain,
-									   bool partial, int *next_id,
+									   bool partial, double participants, int *next_id,
 									   const DioPlanSettings *set);
 extern DioLeafKey *dio_leaf_key_create(Relation index, ScanKey keys, int nkeys);
 extern BlockNumber dio_leaf_find(DioLeafKey *lk, Relation index, Relation heap,
