@@ -245,11 +245,12 @@ ext_check_crash() {
 	fi
 }
 
-# ext_as_server CMD...: run CMD as the server's account (as root) with the cluster's connection settings and PGOPTIONS
+# ext_as_server CMD...: run CMD as the server's account (as root) with the cluster's connection settings (where ext_cluster_start set them: a suite with a temporary instance of its own has none) and PGOPTIONS
 ext_as_server() {
+	local vars=(PATH="$BINDIR:$PATH" PGOPTIONS="${PGOPTIONS:-}")
+	[ -z "${PGHOST:-}" ] || vars+=(PGHOST="$PGHOST" PGPORT="$PGPORT" PGUSER="$PGUSER")
 	if is_root; then
-		runuser -u "$PG_DIO_OS_USER" -- env PATH="$BINDIR:$PATH" PGHOST="$PGHOST" PGPORT="$PGPORT" \
-			PGUSER="$PGUSER" PGOPTIONS="${PGOPTIONS:-}" "$@"
+		runuser -u "$PG_DIO_OS_USER" -- env "${vars[@]}" "$@"
 	else
 		env PATH="$BINDIR:$PATH" "$@"
 	fi
